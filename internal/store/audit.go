@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AuditEntry records one thing Fetch did.
+type AuditEntry struct {
+	At             time.Time
+	ConversationID string
+	Actor          string
+	Action         string
+	Detail         string
+}
+
+// Audit appends an entry to the audit log.
+func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
+	at := e.At
+	if at.IsZero() {
+		at = db.Now()
+	}
+	_, err := db.db.ExecContext(ctx,
+		"INSERT INTO audit (at, conversation_id, actor, action, detail) VALUES (?, ?, ?, ?, ?)",
+		FormatTime(at), e.ConversationID, e.Actor, e.Action, e.Detail)
+	if err != nil {
+		return fmt.Errorf("store: audit %s: %w", e.Action, describe(err))
+	}
+	return nil
+}
+
+// AuditLog lists the audit entries of a conversation (all when empty),
+// oldest first.
+func (db *DB) AuditLog(ctx context.Context, conversationID string) ([]AuditEntry, error) {
+	rows, err := db.db.QueryContext(ctx,
+		"SELECT at, conversation_id, actor, action, detail FROM audit WHERE ? = '' OR conversation_id = ? ORDER BY id",
+		conversationID, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit log: %w", describe(err))
+	}
+	defer rows.Close()
+	var out []AuditEntry
+	for rows.Next() {
+		var e AuditEntry
+		var at string
+		if err := rows.Scan(&at, &e.ConversationID, &e.Actor, &e.Action, &e.Detail); err != nil {
+			return nil, fmt.Errorf("store: audit log: %w", describe(err))
+		}
+		e.At = parseTime(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

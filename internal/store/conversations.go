@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Conversation is one chat with one person on one channel.
+type Conversation struct {
+	ID        string
+	Channel   string
+	UserID    string
+	Workspace string
+	CreatedAt time.Time
+}
+
+// EnsureConversation returns the conversation with id, creating it first
+// when it does not exist yet.
+func (db *DB) EnsureConversation(ctx context.Context, id, channel, userID string) (Conversation, error) {
+	_, err := db.db.ExecContext(ctx,
+		"INSERT INTO conversations (id, channel, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+		id, channel, userID, db.now())
+	if err != nil {
+		return Conversation{}, fmt.Errorf("store: ensure conversation %s: %w", id, describe(err))
+	}
+	return db.Conversation(ctx, id)
+}
+
+// Conversation returns the conversation with id, or ErrNotFound.
+func (db *DB) Conversation(ctx context.Context, id string) (Conversation, error) {
+	var c Conversation
+	var created string
+	err := db.db.QueryRowContext(ctx,
+		"SELECT id, channel, user_id, workspace, created_at FROM conversations WHERE id = ?", id).
+		Scan(&c.ID, &c.Channel, &c.UserID, &c.Workspace, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Conversation{}, fmt.Errorf("store: conversation %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Conversation{}, fmt.Errorf("store: conversation %s: %w", id, describe(err))
+	}
+	c.CreatedAt = parseTime(created)
+	return c, nil
+}
+
+// SetWorkspace records the workspace selected in a conversation.
+func (db *DB) SetWorkspace(ctx context.Context, id, workspace string) error {
+	res, err := db.db.ExecContext(ctx, "UPDATE conversations SET workspace = ? WHERE id = ?", workspace, id)
+	if err != nil {
+		return fmt.Errorf("store: set workspace of %s: %w", id, describe(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: set workspace of %s: %w", id, ErrNotFound)
+	}
+	return nil
+}

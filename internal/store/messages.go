@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Direction tells an inbound message from an outbound one.
+type Direction string
+
+const (
+	Inbound  Direction = "in"
+	Outbound Direction = "out"
+)
+
+// Message is a stored message in either direction.
+type Message struct {
+	ID             int64
+	ConversationID string
+	Direction      Direction
+	// ExternalID is the channel's own id for the message (Discord's message
+	// id), used to drop duplicates; empty when the channel has none.
+	ExternalID string
+	UserID     string
+	Body       string
+	CreatedAt  time.Time
+	HandledAt  *time.Time
+	SentAt     *time.Time
+	// InHistory is false for messages kept only for bookkeeping (refused,
+	// cleared) that must not be shown to the model as history.
+	InHistory bool
+}
+
+// NewInbound is an inbound message to store before handling it.
+type NewInbound struct {
+	ConversationID string
+	ExternalID     string
+	UserID         string
+	Body           string
+	InHistory      bool
+}
+
+// AddInbound stores an inbound message as not yet handled. When a message
+// with the same external id was stored before, it returns that message's id
+// and dup = true, and stores nothing.
+func (db *DB) AddInbound(ctx context.Context, m NewInbound) (id int64, dup bool, err error) {
+	var ext any
+	if m.ExternalID != "" {
+		ext = m.ExternalID
+	}
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		if ext != nil {
+			err := tx.QueryRowContext(ctx,
+				"SELECT id FROM messages WHERE conversation_id = ? AND direction = 'in' AND external_id = ?",
+				m.ConversationID, ext).Scan(&id)
+			if err == nil {
+				dup = true
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx,
+			"INSERT INTO messages (conversation_id, direction, external_id, user_id, body, created_at, in_history) VALUES (?, 'in', ?, ?, ?, ?, ?)",
+			m.ConversationID, ext, m.UserID, m.Body, db.now(), m.InHistory)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("store: add inbound to %s: %w", m.ConversationID, describe(err))
+	}
+	return id, dup, nil
+}
+
+// Complete marks an inbound message handled and queues its replies in the
+// outbox, in one transaction: after a crash either both happened or
+// neither did. It returns the outbox ids of the replies, in order.
+// Completing a message twice is an ErrConflict.
+func (db *DB) Complete(ctx context.Context, inboundID int64, replies []string) ([]int64, error) {
+	var ids []int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var conv string
+		err := tx.QueryRowContext(ctx,
+			"UPDATE messages SET handled_at = ? WHERE id = ? AND direction = 'in' AND handled_at IS NULL RETURNING conversation_id",
+			db.now(), inboundID).Scan(&conv)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrConflict
+		}
+		if err != nil {
+			return err
+		}
+		ids, err = addOutbound(ctx, tx, conv, db.now(), replies)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: complete message %d: %w", inboundID, describe(err))
+	}
+	return ids, nil
+}
+
+// AddOutbound queues messages that answer no particular inbound message
+// (notifications, task progress) in the outbox.
+func (db *DB) AddOutbound(ctx context.Context, conversationID string, bodies ...string) ([]int64, error) {
+	var ids []int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ids, err = addOutbound(ctx, tx, conversationID, db.now(), bodies)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: add outbound to %s: %w", conversationID, describe(err))
+	}
+	return ids, nil
+}
+
+func addOutbound(ctx context.Context, tx *sql.Tx, conv, now string, bodies []string) ([]int64, error) {
+	ids := make([]int64, 0, len(bodies))
+	for _, b := range bodies {
+		res, err := tx.ExecContext(ctx,
+			"INSERT INTO messages (conversation_id, direction, body, created_at) VALUES (?, 'out', ?, ?)", conv, b, now)
+		if err != nil {
+			return nil, err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// MarkSent records that an outbound message was delivered.
+func (db *DB) MarkSent(ctx context.Context, id int64) error {
+	_, err := db.db.ExecContext(ctx,
+		"UPDATE messages SET sent_at = ? WHERE id = ? AND direction = 'out' AND sent_at IS NULL", db.now(), id)
+	if err != nil {
+		return fmt.Errorf("store: mark %d sent: %w", id, describe(err))
+	}
+	return nil
+}
+
+const messageColumns = "id, conversation_id, direction, COALESCE(external_id, ''), user_id, body, created_at, handled_at, sent_at, in_history"
+
+func scanMessages(rows *sql.Rows) ([]Message, error) {
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		var created string
+		var handled, sent sql.NullString
+		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Direction, &m.ExternalID, &m.UserID, &m.Body, &created, &handled, &sent, &m.InHistory); err != nil {
+			return nil, err
+		}
+		m.CreatedAt = parseTime(created)
+		m.HandledAt = parseNullTime(handled)
+		m.SentAt = parseNullTime(sent)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (db *DB) queryMessages(ctx context.Context, op, where string, args ...any) ([]Message, error) {
+	rows, err := db.db.QueryContext(ctx, "SELECT "+messageColumns+" FROM messages WHERE "+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", op, describe(err))
+	}
+	ms, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", op, describe(err))
+	}
+	return ms, nil
+}
+
+// Unhandled lists inbound messages stored but not yet handled, oldest
+// first, across all conversations.
+func (db *DB) Unhandled(ctx context.Context) ([]Message, error) {
+	return db.queryMessages(ctx, "unhandled", "direction = 'in' AND handled_at IS NULL ORDER BY id")
+}
+
+// Unsent lists outbound messages not yet delivered, oldest first. With a
+// non-empty channel, only that channel's conversations are listed.
+func (db *DB) Unsent(ctx context.Context, channel string) ([]Message, error) {
+	return db.queryMessages(ctx, "unsent",
+		"direction = 'out' AND sent_at IS NULL AND (? = '' OR conversation_id IN (SELECT id FROM conversations WHERE channel = ?)) ORDER BY id",
+		channel, channel)
+}
+
+// History lists the messages of a conversation that count as history,
+// oldest first, at most limit of the newest (0: all).
+func (db *DB) History(ctx context.Context, conversationID string, limit int) ([]Message, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	return db.queryMessages(ctx, "history",
+		"id IN (SELECT id FROM messages WHERE conversation_id = ? AND in_history = 1 ORDER BY id DESC LIMIT ?) ORDER BY id",
+		conversationID, limit)
+}
+
+// ClearHistory takes every message of the conversation out of the history
+// the model sees. The messages themselves stay for the record.
+func (db *DB) ClearHistory(ctx context.Context, conversationID string) error {
+	_, err := db.db.ExecContext(ctx, "UPDATE messages SET in_history = 0 WHERE conversation_id = ?", conversationID)
+	if err != nil {
+		return fmt.Errorf("store: clear history of %s: %w", conversationID, describe(err))
+	}
+	return nil
+}
