@@ -1,0 +1,14 @@
+// Package instincts holds Fetch's deterministic reflexes: the commands and
+// safety words answered without the LLM (/help, /status, /stop and its
+// natural forms, /clear, /whoami, /commands, yes/no on a pending prompt).
+//
+// An instinct sees only the message text and a State snapshot, and returns
+// the reply text and an Effect for the conversation runtime to carry out
+// (stop the task, clear the history, answer the prompt). It does no I/O of
+// its own and never calls the LLM or Docker, so /stop keeps working when
+// everything else is down. The same text and State always give
+// byte-identical replies.
+//
+// instincts imports nothing of Fetch's own. A *Set is safe for concurrent
+// use.
+package instincts

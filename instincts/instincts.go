@@ -1,0 +1,261 @@
+package instincts
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Effect is what the conversation runtime must do after an instinct
+// replied.
+type Effect string
+
+const (
+	// None: the reply is all.
+	None Effect = ""
+	// Stop: cancel the turn in flight and stop the running task.
+	Stop Effect = "stop"
+	// Clear: start a fresh history (workspace and settings are kept).
+	Clear Effect = "clear"
+	// Answer: resolve the open prompt with Response.Answer.
+	Answer Effect = "answer"
+)
+
+// PromptKind is what an open prompt waits for.
+type PromptKind string
+
+const (
+	Question PromptKind = "question"
+	Approval PromptKind = "approval"
+)
+
+// Task is the running task, as /status shows it.
+type Task struct {
+	ID        string
+	Goal      string
+	Harness   string
+	Workspace string
+	StartedAt time.Time
+}
+
+// Prompt is what Fetch waits for the owner to answer.
+type Prompt struct {
+	Kind PromptKind
+	Body string
+}
+
+// State is the snapshot an instinct decides on.
+type State struct {
+	Now       time.Time
+	Channel   string
+	UserID    string
+	Role      string
+	Mode      string
+	ModeEmoji string
+	ModeSince time.Time
+	Workspace string
+	// Task is the running task, nil when none.
+	Task *Task
+	// Busy tells that a turn is being handled (the agent is thinking).
+	Busy bool
+	// Prompt is the open prompt, nil when none.
+	Prompt *Prompt
+}
+
+// Response is an instinct's answer.
+type Response struct {
+	// Instinct names the instinct that matched ("status", "stop", …).
+	Instinct string
+	Reply    string
+	Effect   Effect
+	// Answer is the answer for Effect Answer: "yes" or "no".
+	Answer string
+}
+
+// command is one slash command.
+type command struct {
+	name  string
+	usage string
+	help  string
+	// handle answers the command; args is the text after the command.
+	handle func(args string, st State) Response
+}
+
+// Set is the instincts, ready to match.
+type Set struct {
+	commands []command
+	stop     *regexp.Regexp
+	yes      *regexp.Regexp
+	no       *regexp.Regexp
+}
+
+// New builds the instinct set.
+func New() *Set {
+	s := &Set{
+		// The whole message must be a stop: "stop using tabs in main.go"
+		// is a request, not a stop.
+		stop: regexp.MustCompile(`(?i)^\s*(?:(?:please|pls|ok|okay|hey|fetch)[\s,]+)*(?:stop|cancel|abort|halt|kill)(?:\s+(?:it|that|this|now|the\s+task|this\s+task|that\s+task|the\s+run|everything|all|please|right\s+now|immediately))*\s*[.!]*\s*$`),
+		yes:  regexp.MustCompile(`(?i)^\s*(?:/?approve|approved|yes|y|yep|yeah|yup|confirm|confirmed|👍|✅)\s*[.!]*\s*$`),
+		no:   regexp.MustCompile(`(?i)^\s*(?:/?deny|denied|no|n|nope|nah|reject|rejected|👎|❌)\s*[.!]*\s*$`),
+	}
+	s.commands = []command{
+		{"help", "/help", "what Fetch understands", s.help},
+		{"status", "/status", "mode, workspace and the running task", status},
+		{"stop", "/stop", "stop the running task now (also: stop, cancel, abort the task)", stopCommand},
+		{"clear", "/clear", "start a fresh conversation history (keeps the workspace)", clear},
+		{"whoami", "/whoami", "who Fetch thinks you are", whoami},
+		{"commands", "/commands", "the list of commands", s.commandList},
+		{"approve", "/approve", "approve what Fetch is waiting on (also: yes)", func(_ string, st State) Response { return answer("yes", st) }},
+		{"deny", "/deny", "deny what Fetch is waiting on (also: no)", func(_ string, st State) Response { return answer("no", st) }},
+	}
+	return s
+}
+
+// IsStop tells whether text is a stop: /stop or a whole-message natural
+// form. The runtime uses it to let a stop overtake queued messages.
+func (s *Set) IsStop(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.EqualFold(t, "/stop") || s.stop.MatchString(t)
+}
+
+// Match answers text when an instinct applies to it.
+func (s *Set) Match(text string, st State) (Response, bool) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return Response{}, false
+	}
+	if s.IsStop(t) {
+		return stopCommand("", st), true
+	}
+	if strings.HasPrefix(t, "/") {
+		name, args, _ := strings.Cut(t[1:], " ")
+		name = strings.ToLower(name)
+		for _, c := range s.commands {
+			if c.name == name {
+				return c.handle(strings.TrimSpace(args), st), true
+			}
+		}
+		return Response{
+			Instinct: "unknown",
+			Reply:    fmt.Sprintf("I don't know the command %q. Send /help to see what I understand.", "/"+name),
+		}, true
+	}
+	if s.yes.MatchString(t) {
+		return answer("yes", st), true
+	}
+	if s.no.MatchString(t) {
+		return answer("no", st), true
+	}
+	return Response{}, false
+}
+
+func (s *Set) help(_ string, _ State) Response {
+	var b strings.Builder
+	b.WriteString("Fetch takes coding work off your hands. Tell me what to do in plain words (\"add a health check to the API\"), ask about your code, or use a command:\n")
+	for _, c := range s.commands {
+		fmt.Fprintf(&b, "%s — %s\n", c.usage, c.help)
+	}
+	b.WriteString("When I ask you something, just answer; yes/no settles an approval.")
+	return Response{Instinct: "help", Reply: b.String()}
+}
+
+func (s *Set) commandList(_ string, _ State) Response {
+	names := make([]string, len(s.commands))
+	for i, c := range s.commands {
+		names[i] = c.usage
+	}
+	return Response{Instinct: "commands", Reply: "Commands: " + strings.Join(names, " ")}
+}
+
+func status(_ string, st State) Response {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s since %s (%s)\n", st.ModeEmoji, st.Mode, st.ModeSince.UTC().Format("2006-01-02 15:04 UTC"), ago(st.Now, st.ModeSince))
+	if st.Workspace == "" {
+		b.WriteString("Workspace: none selected\n")
+	} else {
+		fmt.Fprintf(&b, "Workspace: %s\n", st.Workspace)
+	}
+	if st.Task == nil {
+		b.WriteString("Task: none running")
+	} else {
+		fmt.Fprintf(&b, "Task: %s on %s in %s, running for %s — %s", st.Task.ID, st.Task.Harness, st.Task.Workspace, elapsed(st.Now.Sub(st.Task.StartedAt)), truncate(st.Task.Goal, 120))
+	}
+	if st.Prompt != nil {
+		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))
+	}
+	return Response{Instinct: "status", Reply: b.String()}
+}
+
+func stopCommand(_ string, st State) Response {
+	switch {
+	case st.Task != nil:
+		return Response{Instinct: "stop", Effect: Stop, Reply: fmt.Sprintf("Stopping task %s.", st.Task.ID)}
+	case st.Busy:
+		return Response{Instinct: "stop", Effect: Stop, Reply: "Stopped."}
+	}
+	return Response{Instinct: "stop", Effect: Stop, Reply: "Nothing is running."}
+}
+
+func clear(_ string, st State) Response {
+	if st.Task != nil {
+		return Response{Instinct: "clear", Reply: fmt.Sprintf("Task %s is running; /stop it or wait for it to finish before clearing the history.", st.Task.ID)}
+	}
+	kept := "no workspace selected"
+	if st.Workspace != "" {
+		kept = "workspace " + st.Workspace + " kept"
+	}
+	return Response{Instinct: "clear", Effect: Clear, Reply: "History cleared (" + kept + ")."}
+}
+
+func whoami(_ string, st State) Response {
+	return Response{Instinct: "whoami", Reply: fmt.Sprintf("You are %s (%s) on %s.", st.UserID, st.Role, st.Channel)}
+}
+
+func answer(yesno string, st State) Response {
+	if st.Prompt == nil {
+		return Response{Instinct: yesno, Reply: "Nothing is waiting for a yes or no right now."}
+	}
+	reply := "Approved."
+	switch {
+	case st.Prompt.Kind == Approval && yesno == "no":
+		reply = "Denied. Nothing was done."
+	case st.Prompt.Kind == Question:
+		reply = "Got it: " + yesno + "."
+	}
+	return Response{Instinct: yesno, Effect: Answer, Answer: yesno, Reply: reply}
+}
+
+// ago renders how long before now t was, coarsely.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	if d < time.Minute {
+		return "just now"
+	}
+	return elapsed(d) + " ago"
+}
+
+// elapsed renders a duration as 1h02m, 4m12s or 9s.
+func elapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Truncate(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm", h, m)
+	case m > 0:
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+	return fmt.Sprintf("%ds", s)
+}
+
+func truncate(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

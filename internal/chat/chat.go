@@ -1,0 +1,53 @@
+// Package chat is the vocabulary shared by Fetch's channels (Discord, the
+// terminal) and the conversation runtime: inbound messages, replies, and
+// the Sender a channel provides. It imports nothing of Fetch's own.
+package chat
+
+import (
+	"context"
+	"time"
+)
+
+// Message is one inbound message from a person.
+type Message struct {
+	// Channel names the channel it came through ("discord", "term").
+	Channel string
+	// ConversationID identifies the conversation (a DM channel, the
+	// terminal session); replies go back to it.
+	ConversationID string
+	// ExternalID is the channel's own id of the message, used to handle a
+	// message delivered twice only once. Empty when the channel has none.
+	ExternalID string
+	// UserID is the sender's id on the channel.
+	UserID string
+	Text   string
+	At     time.Time
+}
+
+// Reply is one message Fetch sends.
+type Reply struct {
+	// ID is the outbox id of the reply; a channel may use it to deliver
+	// each reply at most once.
+	ID   int64
+	Text string
+}
+
+// Sender delivers replies to a conversation. Send must be safe for
+// concurrent use; a nil error means the reply was delivered.
+type Sender interface {
+	Send(ctx context.Context, conversationID string, r Reply) error
+}
+
+// Role is what a sender may do.
+type Role string
+
+const (
+	// Owner may do everything.
+	Owner Role = "owner"
+	// Allowed may talk to Fetch but not change its settings.
+	Allowed Role = "allowed"
+)
+
+// MaxMessageLen is the longest inbound message Fetch accepts, in
+// characters.
+const MaxMessageLen = 10_000
