@@ -1,0 +1,229 @@
+package harness
+
+import (
+	_ "embed"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Name identifies a coding CLI. The values are stable: they appear in
+// configuration, the store and logs.
+type Name string
+
+// The harnesses Fetch can drive.
+const (
+	Claude   Name = "claude"
+	Codex    Name = "codex"
+	Gemini   Name = "gemini"
+	Copilot  Name = "copilot"
+	OpenCode Name = "opencode"
+	Qwen     Name = "qwen"
+	Cursor   Name = "cursor"
+	Aider    Name = "aider"
+)
+
+// Task is one run of a coding CLI.
+type Task struct {
+	// ID identifies the task. It names the run for Stop and must be
+	// [A-Za-z0-9._-]+.
+	ID string
+	// Goal is what the user asked for. It reaches the CLI inside one argv
+	// element, byte for byte, followed by Fetch's instructions.
+	Goal string
+	// Workspace is the absolute host path of the workspace; it selects the
+	// kennel container, where it is mounted at the same path.
+	Workspace string
+	// Workdir is the absolute directory the CLI runs in (a git work tree,
+	// usually the task's worktree). Empty means Workspace.
+	Workdir string
+	// Model is the CLI's model name; empty leaves the CLI's default (or the
+	// adapter's, for CLIs that need one).
+	Model string
+	// ResumeID continues an earlier session of the same CLI (the session id
+	// of an earlier Outcome).
+	ResumeID string
+	// Answer is the user's reply to a question. With ResumeID it replaces
+	// Goal as the prompt.
+	Answer string
+	// Timeout bounds the run; 0 means none. On expiry the run is stopped
+	// like a user stop and the Outcome says TimedOut.
+	Timeout time.Duration
+}
+
+// dir returns the directory the CLI runs in.
+func (t Task) dir() string {
+	if t.Workdir != "" {
+		return t.Workdir
+	}
+	return t.Workspace
+}
+
+// Credentials maps environment variable names to values, as configured
+// (ANTHROPIC_API_KEY, OPENAI_API_KEY, …). Every adapter picks only the
+// names its own CLI reads; nothing else from the map reaches the kennel.
+type Credentials map[string]string
+
+// env returns KEY=VALUE for each of keys that is set and non-empty, in the
+// order of keys.
+func (c Credentials) env(keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if v := c[k]; v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// Invocation is how to start a CLI for a task: the argv (never passed
+// through a shell) and the environment added for this run.
+type Invocation struct {
+	Argv []string
+	Env  []string
+}
+
+// Adapter knows one coding CLI: how to invoke it headless and how to read
+// its output.
+type Adapter interface {
+	// Name is the harness this adapter drives.
+	Name() Name
+	// Version is the CLI version the argv and the parser target.
+	Version() string
+	// Invocation builds the argv and environment for task. creds is the
+	// whole configured map; the adapter selects its own keys from it.
+	Invocation(task Task, creds Credentials) (Invocation, error)
+	// NewParser returns a parser for one run's output.
+	NewParser() Parser
+}
+
+// Parser turns one run's stdout into events. A parser belongs to one run and
+// is not safe for concurrent use. It never panics on its input: unknown event
+// types become KindRaw events, and so do lines that are not JSON.
+type Parser interface {
+	// Parse handles one line of stdout, without its newline. It calls emit
+	// for each event the line yields, before returning. line is only valid
+	// during the call.
+	Parse(line []byte, emit func(Event))
+	// Flush is called once when the output ended. CLIs without a terminal
+	// event (OpenCode, Aider) emit their result here.
+	Flush(emit func(Event))
+}
+
+// Registry holds the adapters by name.
+type Registry struct {
+	adapters map[Name]Adapter
+}
+
+// NewRegistry returns a registry of every built-in adapter.
+func NewRegistry() *Registry {
+	r := &Registry{adapters: make(map[Name]Adapter)}
+	for _, a := range []Adapter{
+		ClaudeAdapter{}, CodexAdapter{}, GeminiAdapter{}, CopilotAdapter{},
+		OpenCodeAdapter{}, QwenAdapter{}, CursorAdapter{}, AiderAdapter{},
+	} {
+		r.adapters[a.Name()] = a
+	}
+	return r
+}
+
+// Get returns the adapter for name, or an error wrapping ErrUnknownHarness.
+func (r *Registry) Get(name Name) (Adapter, error) {
+	a, ok := r.adapters[name]
+	if !ok {
+		return nil, fmt.Errorf("harness: get %q: %w", name, ErrUnknownHarness)
+	}
+	return a, nil
+}
+
+// Names lists the registered harnesses, sorted.
+func (r *Registry) Names() []Name {
+	names := make([]Name, 0, len(r.adapters))
+	for n := range r.adapters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// promptInstructions follow the goal in every first prompt. They ask the
+// agent for a summary and for a machine-readable QUESTION: line when it needs
+// the user, because most CLIs have no structured question channel in
+// headless mode.
+//
+//go:embed prompt.md
+var promptInstructions string
+
+// QuestionMarker starts the line an agent ends its reply with when it needs
+// input from the user.
+const QuestionMarker = "QUESTION:"
+
+// Prompt returns the text a CLI receives as its prompt for task: the answer
+// when resuming with one, otherwise the goal, unchanged, followed by Fetch's
+// instructions.
+func Prompt(task Task) string {
+	if task.ResumeID != "" && task.Answer != "" {
+		return task.Answer
+	}
+	return task.Goal + "\n\n" + promptInstructions
+}
+
+var (
+	// safeID matches ids that go into argv or file names: task ids and
+	// session ids. It excludes a leading '-' so an id is never read as a
+	// flag.
+	safeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+	// safeModel matches model names such as "anthropic/claude-sonnet-4-5",
+	// "gpt-5.5", "claude-opus-4-8[1m]" or "openrouter/x@y".
+	safeModel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@\[\]+-]*$`)
+)
+
+// validate checks what every adapter relies on.
+func validate(task Task) error {
+	var problems []string
+	if !safeID.MatchString(task.ID) {
+		problems = append(problems, fmt.Sprintf("task id %q must match %s", task.ID, safeID))
+	}
+	if task.ResumeID == "" && strings.TrimSpace(task.Goal) == "" {
+		problems = append(problems, "goal is empty")
+	}
+	if task.ResumeID != "" && strings.TrimSpace(task.Answer) == "" && strings.TrimSpace(task.Goal) == "" {
+		problems = append(problems, "resume needs an answer or a goal")
+	}
+	if strings.ContainsRune(task.Goal, 0) || strings.ContainsRune(task.Answer, 0) {
+		problems = append(problems, "goal and answer cannot contain NUL bytes")
+	}
+	if task.Workspace == "" || !path.IsAbs(task.Workspace) {
+		problems = append(problems, fmt.Sprintf("workspace %q is not an absolute path", task.Workspace))
+	}
+	if task.Workdir != "" && !path.IsAbs(task.Workdir) {
+		problems = append(problems, fmt.Sprintf("workdir %q is not an absolute path", task.Workdir))
+	}
+	if task.Model != "" && !safeModel.MatchString(task.Model) {
+		problems = append(problems, fmt.Sprintf("model %q must match %s", task.Model, safeModel))
+	}
+	if task.ResumeID != "" && !safeID.MatchString(task.ResumeID) {
+		problems = append(problems, fmt.Sprintf("resume id %q must match %s", task.ResumeID, safeID))
+	}
+	if task.Timeout < 0 {
+		problems = append(problems, "timeout is negative")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidTask, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// commonEnv is added to every run: no colour codes in output meant for
+// parsing.
+var commonEnv = []string{"NO_COLOR=1"}
+
+// buildEnv joins the fixed environment of a CLI with its selected
+// credentials.
+func buildEnv(fixed []string, creds Credentials, keys ...string) []string {
+	env := slices.Concat(commonEnv, fixed)
+	return append(env, creds.env(keys...)...)
+}

@@ -1,0 +1,387 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ClaudeVersion is the Claude Code release the adapter targets.
+const ClaudeVersion = "2.1.197"
+
+// Environment variables Claude Code reads.
+const (
+	envAnthropicAPIKey    = "ANTHROPIC_API_KEY"
+	envClaudeOAuthToken   = "CLAUDE_CODE_OAUTH_TOKEN"
+	envAnthropicAuthToken = "ANTHROPIC_AUTH_TOKEN"
+	envAnthropicBaseURL   = "ANTHROPIC_BASE_URL"
+)
+
+// ClaudeAdapter drives Claude Code (`claude -p --output-format stream-json`).
+//
+// It passes --dangerously-skip-permissions because the kennel is the
+// sandbox, and IS_SANDBOX=1 so that this also works if the kennel user is
+// root. SIGTERM does not stop Claude Code (it finishes its turn); the kennel
+// stops runs with SIGINT first.
+type ClaudeAdapter struct{}
+
+// Name implements Adapter.
+func (ClaudeAdapter) Name() Name { return Claude }
+
+// Version implements Adapter.
+func (ClaudeAdapter) Version() string { return ClaudeVersion }
+
+// Invocation implements Adapter.
+func (ClaudeAdapter) Invocation(task Task, creds Credentials) (Invocation, error) {
+	if err := validate(task); err != nil {
+		return Invocation{}, fmt.Errorf("harness: claude invocation: %w", err)
+	}
+	argv := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+	if task.Model != "" {
+		argv = append(argv, "--model", task.Model)
+	}
+	if task.ResumeID != "" {
+		argv = append(argv, "--resume", task.ResumeID)
+	}
+	argv = append(argv, "--", Prompt(task))
+	env := buildEnv([]string{
+		"IS_SANDBOX=1",
+		"DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	}, creds, envAnthropicAPIKey, envClaudeOAuthToken, envAnthropicAuthToken, envAnthropicBaseURL)
+	return Invocation{Argv: argv, Env: env}, nil
+}
+
+// NewParser implements Adapter.
+func (ClaudeAdapter) NewParser() Parser { return newClaudeParser(claudeTools) }
+
+// claudeFlavor describes a CLI that writes Claude Code's stream-json (Claude
+// Code itself, Qwen Code).
+type claudeFlavor struct {
+	// shell tools, and edit tools with the input field naming the file.
+	shell map[string]bool
+	edits map[string]string
+	// apiErrorPrefix marks a final text that is really an API error
+	// reported as a successful result (Qwen).
+	apiErrorPrefix string
+}
+
+var claudeTools = claudeFlavor{
+	shell: map[string]bool{"Bash": true},
+	edits: map[string]string{"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path", "NotebookEdit": "notebook_path"},
+}
+
+// claudeParser reads Claude Code's stream-json (and its single-object json
+// output, which is just the result line).
+type claudeParser struct {
+	flavor  claudeFlavor
+	session string
+	tools   map[string]pendingTool
+}
+
+// pendingTool is a tool call waiting for its result.
+type pendingTool struct {
+	name  string
+	path  string // edit tools
+	shell bool
+}
+
+func newClaudeParser(f claudeFlavor) *claudeParser {
+	return &claudeParser{flavor: f, tools: make(map[string]pendingTool)}
+}
+
+type claudeLine struct {
+	Type      string          `json:"type"`
+	Subtype   string          `json:"subtype"`
+	SessionID string          `json:"session_id"`
+	Message   *claudeMessage  `json:"message"`
+	Error     json.RawMessage `json:"error"`
+	// system/api_retry
+	Attempt     int  `json:"attempt"`
+	MaxRetries  int  `json:"max_retries"`
+	ErrorStatus *int `json:"error_status"`
+	// result
+	IsError        bool         `json:"is_error"`
+	Result         string       `json:"result"`
+	Errors         []string     `json:"errors"`
+	TerminalReason string       `json:"terminal_reason"`
+	TotalCostUSD   float64      `json:"total_cost_usd"`
+	Usage          *claudeUsage `json:"usage"`
+	// control_request
+	Request *struct {
+		Subtype  string          `json:"subtype"`
+		ToolName string          `json:"tool_name"`
+		Input    json.RawMessage `json:"input"`
+	} `json:"request"`
+}
+
+type claudeMessage struct {
+	Content json.RawMessage `json:"content"`
+}
+
+type claudeBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+type claudeUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+// Claude line types that carry nothing for the event model: token deltas
+// that repeat the assistant lines, progress and control acknowledgements.
+var claudeIgnored = map[string]bool{
+	"stream_event":     true,
+	"control_response": true,
+}
+
+var claudeIgnoredSystem = map[string]bool{
+	"status":            true,
+	"task_started":      true,
+	"task_notification": true,
+}
+
+// Parse implements Parser.
+func (p *claudeParser) Parse(line []byte, emit func(Event)) {
+	if isBlank(line) {
+		return
+	}
+	var l claudeLine
+	if err := json.Unmarshal(line, &l); err != nil || l.Type == "" {
+		emit(rawEvent(line))
+		return
+	}
+	switch {
+	case claudeIgnored[l.Type]:
+	case l.Type == "system":
+		p.system(l, line, emit)
+	case l.Type == "assistant":
+		p.sessionFrom(l.SessionID, emit)
+		p.assistant(l, emit)
+	case l.Type == "user":
+		p.user(l, emit)
+	case l.Type == "result":
+		p.sessionFrom(l.SessionID, emit)
+		p.result(l, emit)
+	case l.Type == "control_request" && l.Request != nil && l.Request.ToolName == "AskUserQuestion":
+		emit(Event{Kind: KindQuestion, Tool: l.Request.ToolName, Text: askUserText(l.Request.Input)})
+	default:
+		emit(rawEvent(line))
+	}
+}
+
+// Flush implements Parser.
+func (p *claudeParser) Flush(func(Event)) {}
+
+func (p *claudeParser) sessionFrom(id string, emit func(Event)) {
+	if id != "" && id != p.session {
+		p.session = id
+		emit(Event{Kind: KindSession, SessionID: id})
+	}
+}
+
+func (p *claudeParser) system(l claudeLine, line []byte, emit func(Event)) {
+	switch {
+	case l.Subtype == "init":
+		p.sessionFrom(l.SessionID, emit)
+	case l.Subtype == "api_retry":
+		msg := "model API request failed"
+		if l.ErrorStatus != nil {
+			msg += fmt.Sprintf(" with HTTP %d", *l.ErrorStatus)
+		}
+		if e := jsonString(l.Error); e != "" {
+			msg += " (" + e + ")"
+		}
+		emit(Event{Kind: KindError, Text: fmt.Sprintf("%s; retry %d of %d", msg, l.Attempt, l.MaxRetries)})
+	case claudeIgnoredSystem[l.Subtype]:
+	default:
+		emit(rawEvent(line))
+	}
+}
+
+func (p *claudeParser) assistant(l claudeLine, emit func(Event)) {
+	if l.Message == nil {
+		return
+	}
+	var blocks []claudeBlock
+	if err := json.Unmarshal(l.Message.Content, &blocks); err != nil {
+		if text := contentText(l.Message.Content); text != "" {
+			emit(Event{Kind: KindText, Text: capText(text)})
+		}
+		return
+	}
+	if e := jsonString(l.Error); e != "" {
+		// A synthetic message standing for an API or auth failure.
+		text := contentText(l.Message.Content)
+		if text == "" {
+			text = e
+		}
+		emit(Event{Kind: KindError, Text: capText(text)})
+		return
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if strings.TrimSpace(b.Text) != "" {
+				emit(Event{Kind: KindText, Text: capText(b.Text)})
+			}
+		case "tool_use":
+			p.toolUse(b, emit)
+		case "thinking", "redacted_thinking":
+		default:
+			if raw, err := json.Marshal(b); err == nil {
+				emit(rawEvent(raw))
+			}
+		}
+	}
+}
+
+func (p *claudeParser) toolUse(b claudeBlock, emit func(Event)) {
+	t := pendingTool{name: b.Name}
+	var input map[string]json.RawMessage
+	_ = json.Unmarshal(b.Input, &input) // a tool without object input is still a tool use
+	if p.flavor.shell[b.Name] {
+		t.shell = true
+		p.tools[b.ID] = t
+		emit(Event{Kind: KindCommand, Tool: b.Name, ToolID: b.ID, Command: jsonString(input["command"])})
+		return
+	}
+	if field, ok := p.flavor.edits[b.Name]; ok {
+		t.path = jsonString(input[field])
+	}
+	p.tools[b.ID] = t
+	emit(Event{Kind: KindToolUse, Tool: b.Name, ToolID: b.ID, Input: capInput(b.Input)})
+}
+
+var claudeExitCode = regexp.MustCompile(`^Exit code (\d+)`)
+
+func (p *claudeParser) user(l claudeLine, emit func(Event)) {
+	if l.Message == nil {
+		return
+	}
+	var blocks []claudeBlock
+	if json.Unmarshal(l.Message.Content, &blocks) != nil {
+		return // a plain user message: the prompt, not an event
+	}
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		t, ok := p.tools[b.ToolUseID]
+		if !ok {
+			continue
+		}
+		delete(p.tools, b.ToolUseID)
+		text := contentText(b.Content)
+		switch {
+		case t.shell && !b.IsError:
+			emit(Event{Kind: KindCommand, Tool: t.name, ToolID: b.ToolUseID, ExitCode: exitCode(0), Text: capText(text)})
+		case t.shell && claudeExitCode.MatchString(text):
+			n, _ := strconv.Atoi(claudeExitCode.FindStringSubmatch(text)[1])
+			emit(Event{Kind: KindCommand, Tool: t.name, ToolID: b.ToolUseID, ExitCode: exitCode(n), Text: capText(text)})
+		case b.IsError:
+			emit(Event{Kind: KindError, Tool: t.name, ToolID: b.ToolUseID, Text: capText(text)})
+		case t.path != "":
+			emit(Event{Kind: KindFileChanged, Tool: t.name, ToolID: b.ToolUseID, Path: t.path})
+		}
+	}
+}
+
+func (p *claudeParser) result(l claudeLine, emit func(Event)) {
+	if l.Usage != nil || l.TotalCostUSD != 0 {
+		u := Usage{CostUSD: l.TotalCostUSD}
+		if l.Usage != nil {
+			u.InputTokens = l.Usage.InputTokens
+			u.OutputTokens = l.Usage.OutputTokens
+			u.CacheReadTokens = l.Usage.CacheReadInputTokens
+			u.CacheWriteTokens = l.Usage.CacheCreationInputTokens
+		}
+		if !u.IsZero() {
+			emit(Event{Kind: KindUsage, Usage: &u})
+		}
+	}
+	ok := l.Subtype == "success" && !l.IsError
+	if ok && p.flavor.apiErrorPrefix != "" && strings.HasPrefix(strings.TrimSpace(l.Result), p.flavor.apiErrorPrefix) {
+		ok = false
+	}
+	if ok {
+		emit(Event{Kind: KindResult, Success: true, Text: capText(l.Result)})
+		return
+	}
+	var errs []string
+	for _, e := range l.Errors {
+		if !strings.HasPrefix(e, "[ede_diagnostic]") { // internal diagnostics, not for the user
+			errs = append(errs, e)
+		}
+	}
+	var msg string
+	switch {
+	case len(errs) > 0:
+		msg = strings.Join(errs, "; ")
+	case l.TerminalReason == "aborted_tools":
+		msg = "the run was interrupted"
+	case errorMessage(l.Error) != "":
+		msg = errorMessage(l.Error)
+	case l.Result != "":
+		msg = l.Result
+	default:
+		msg = "run ended with " + l.Subtype
+	}
+	emit(Event{Kind: KindResult, Text: capText(msg)})
+}
+
+// errorMessage reads {"message": …} or a plain string.
+func errorMessage(raw json.RawMessage) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	if s := jsonString(raw); !strings.HasPrefix(s, "{") {
+		return s
+	}
+	return ""
+}
+
+// askUserText renders AskUserQuestion input ({questions:[{question, options:
+// [{label, description}]}]}) as one message.
+func askUserText(raw json.RawMessage) string {
+	var in struct {
+		Questions []struct {
+			Question string `json:"question"`
+			Options  []struct {
+				Label       string `json:"label"`
+				Description string `json:"description"`
+			} `json:"options"`
+		} `json:"questions"`
+	}
+	if json.Unmarshal(raw, &in) != nil || len(in.Questions) == 0 {
+		return capText(string(raw))
+	}
+	var b strings.Builder
+	for i, q := range in.Questions {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(q.Question)
+		for _, o := range q.Options {
+			b.WriteString("\n- " + o.Label)
+			if o.Description != "" {
+				b.WriteString(": " + o.Description)
+			}
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,188 @@
+package harness
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Outcome is what a run came to.
+type Outcome struct {
+	// Success: the terminal event reported success and the exit code was 0.
+	Success bool `json:"success"`
+	// Terminal: the CLI produced its terminal event (or, for CLIs that have
+	// none, the equivalent end of its stream).
+	Terminal bool `json:"terminal"`
+	// Summary is the agent's final message when the run succeeded.
+	Summary string `json:"summary,omitempty"`
+	// Question is what the agent asked the user, if it ended by asking.
+	Question string `json:"question,omitempty"`
+	// SessionID resumes the CLI's session (Task.ResumeID).
+	SessionID string `json:"session_id,omitempty"`
+	// Usage is the sum of the run's usage events.
+	Usage Usage `json:"usage"`
+	// Error says why the run did not succeed, for the user: the CLI's own
+	// error message when it gave one, else the end of its stderr, else the
+	// exit code.
+	Error string `json:"error,omitempty"`
+	// Files changed in the working tree during the run, measured with git.
+	Files []FileChange `json:"files,omitempty"`
+	// ExitCode of the CLI (-1 when it never produced one).
+	ExitCode int `json:"exit_code"`
+	// StderrTail is the end of the CLI's stderr.
+	StderrTail string `json:"stderr_tail,omitempty"`
+	// TimedOut: the task's timeout expired and the run was stopped.
+	TimedOut bool `json:"timed_out,omitempty"`
+	// Stopped: the run was stopped (by Stop or by the timeout).
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// FileChange is one file that changed during a run.
+type FileChange struct {
+	// Path is relative to the repository root, with '/' separators.
+	Path    string     `json:"path"`
+	Change  ChangeKind `json:"change"`
+	Added   int        `json:"added"`
+	Removed int        `json:"removed"`
+	// Binary files have no line counts.
+	Binary bool `json:"binary,omitempty"`
+}
+
+// tally watches the events of a run and remembers what the Outcome needs.
+type tally struct {
+	session   string
+	usage     Usage
+	terminal  bool
+	success   bool
+	result    string
+	lastError string
+	question  string
+}
+
+func (t *tally) observe(ev Event) {
+	switch ev.Kind {
+	case KindSession:
+		t.session = ev.SessionID
+	case KindUsage:
+		if ev.Usage != nil {
+			t.usage = t.usage.Add(*ev.Usage)
+		}
+	case KindResult:
+		t.terminal, t.success, t.result = true, ev.Success, ev.Text
+	case KindError:
+		if ev.Tool == "" { // tool failures are results the agent saw
+			t.lastError = ev.Text
+		}
+	case KindQuestion:
+		t.question = ev.Text
+	case KindText, KindToolUse, KindCommand:
+		// The agent went on working, so an earlier question was answered
+		// in-band (Claude's stdio permission channel).
+		t.question = ""
+	}
+}
+
+// end is what the process reported when it ended.
+type end struct {
+	exitCode   int
+	stderrTail string
+	timedOut   bool
+	stopped    bool
+}
+
+// outcome combines the stream with how the process ended.
+func (t *tally) outcome(e end) Outcome {
+	o := Outcome{
+		Terminal:   t.terminal,
+		SessionID:  t.session,
+		Usage:      t.usage,
+		ExitCode:   e.exitCode,
+		StderrTail: e.stderrTail,
+		TimedOut:   e.timedOut,
+		Stopped:    e.stopped || e.timedOut,
+		Question:   t.question,
+	}
+	o.Success = t.terminal && t.success && e.exitCode == 0 && !o.Stopped
+	if o.Success {
+		o.Summary = t.result
+		return o
+	}
+	o.Error = t.failure(e)
+	return o
+}
+
+// failure explains an unsuccessful run in one message.
+func (t *tally) failure(e end) string {
+	switch {
+	case e.timedOut:
+		return "timed out"
+	case e.stopped:
+		return "stopped"
+	case t.terminal && !t.success && t.result != "":
+		return t.result
+	case t.lastError != "":
+		return t.lastError
+	}
+	var msg string
+	switch {
+	case e.exitCode != 0:
+		msg = fmt.Sprintf("exited with code %d", e.exitCode)
+	case t.terminal:
+		msg = "the run reported failure"
+	default:
+		msg = "ended without a final result"
+	}
+	if s := stderrSummary(e.stderrTail); s != "" {
+		msg += ": " + s
+	}
+	return msg
+}
+
+// ansiEscape matches terminal colour and cursor sequences.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// stderrSummary returns the last few meaningful lines of stderr: without
+// colour codes and without stack frames ("    at f (file:1:2)").
+func stderrSummary(tail string) string {
+	const maxLines, maxBytes = 3, 600
+	lines := strings.Split(ansiEscape.ReplaceAllString(tail, ""), "\n")
+	var keep []string
+	for i := len(lines) - 1; i >= 0 && len(keep) < maxLines; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "at ") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	slices.Reverse(keep)
+	return capString(strings.Join(keep, "\n"), maxBytes)
+}
+
+// stream feeds a parser and tallies what it emits. It adds the question
+// event for CLIs without a structured one, after a successful result.
+type stream struct {
+	parser  Parser
+	onEvent func(Event)
+	tally   tally
+}
+
+func newStream(p Parser, onEvent func(Event)) *stream {
+	return &stream{parser: p, onEvent: onEvent}
+}
+
+func (s *stream) line(b []byte) { s.parser.Parse(b, s.emit) }
+
+func (s *stream) flush() { s.parser.Flush(s.emit) }
+
+func (s *stream) emit(ev Event) {
+	s.tally.observe(ev)
+	if s.onEvent != nil {
+		s.onEvent(ev)
+	}
+	if ev.Kind == KindResult && ev.Success && s.tally.question == "" {
+		if q := detectQuestion(ev.Text); q != "" {
+			s.emit(Event{Kind: KindQuestion, Text: q})
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package harness
+
+import "fmt"
+
+// QwenVersion is the Qwen Code release the adapter targets.
+const QwenVersion = "0.15.10"
+
+// Environment variables Qwen Code reads for its OpenAI-compatible and
+// DashScope routes.
+const (
+	envOpenAIBaseURL = "OPENAI_BASE_URL"
+	envOpenAIModel   = "OPENAI_MODEL"
+	envDashScopeKey  = "DASHSCOPE_API_KEY"
+)
+
+// QwenAdapter drives Qwen Code (`qwen -p … -o stream-json --yolo`), a
+// Gemini CLI fork that writes Claude Code's stream-json.
+//
+// Qwen reports an API failure as assistant text "[API Error: …]" with a
+// successful result and exit 0; the parser turns that into a failure.
+// With OPENAI_API_KEY configured the adapter selects --auth-type openai,
+// without which headless Qwen refuses to start.
+type QwenAdapter struct{}
+
+// Name implements Adapter.
+func (QwenAdapter) Name() Name { return Qwen }
+
+// Version implements Adapter.
+func (QwenAdapter) Version() string { return QwenVersion }
+
+// Invocation implements Adapter.
+func (QwenAdapter) Invocation(task Task, creds Credentials) (Invocation, error) {
+	if err := validate(task); err != nil {
+		return Invocation{}, fmt.Errorf("harness: qwen invocation: %w", err)
+	}
+	// --prompt=… keeps a prompt that starts with '-' from being read as a flag.
+	argv := []string{"qwen", "--output-format", "stream-json", "--yolo"}
+	if creds[envOpenAIAPIKey] != "" {
+		argv = append(argv, "--auth-type", "openai")
+	}
+	if task.Model != "" {
+		argv = append(argv, "--model", task.Model)
+	}
+	if task.ResumeID != "" {
+		argv = append(argv, "--resume", task.ResumeID)
+	}
+	argv = append(argv, "--prompt="+Prompt(task))
+	env := buildEnv(nil, creds, envOpenAIAPIKey, envOpenAIBaseURL, envOpenAIModel, envDashScopeKey)
+	return Invocation{Argv: argv, Env: env}, nil
+}
+
+// NewParser implements Adapter.
+func (QwenAdapter) NewParser() Parser { return newClaudeParser(qwenTools) }
+
+var qwenTools = claudeFlavor{
+	shell:          map[string]bool{"run_shell_command": true},
+	edits:          map[string]string{"edit": "file_path", "write_file": "file_path"},
+	apiErrorPrefix: "[API Error",
+}
