@@ -213,3 +213,38 @@ func (db *DB) ClearHistory(ctx context.Context, conversationID string) error {
 	}
 	return nil
 }
+
+// Refuse stores an inbound message that will not be handled (too long, for
+// instance) as already handled and out of history, with its one reply
+// queued, in one transaction. body is what is kept of the message. A
+// duplicate of an earlier message stores nothing and returns dup = true.
+func (db *DB) Refuse(ctx context.Context, m NewInbound, reply string) (replyID int64, dup bool, err error) {
+	var ext any
+	if m.ExternalID != "" {
+		ext = m.ExternalID
+	}
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		now := db.now()
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO messages (conversation_id, direction, external_id, user_id, body, created_at, handled_at, in_history)
+			 VALUES (?, 'in', ?, ?, ?, ?, ?, 0) ON CONFLICT DO NOTHING`,
+			m.ConversationID, ext, m.UserID, m.Body, now, now)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			dup = true
+			return nil
+		}
+		ids, err := addOutbound(ctx, tx, m.ConversationID, now, []string{reply})
+		if err != nil {
+			return err
+		}
+		replyID = ids[0]
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("store: refuse message in %s: %w", m.ConversationID, describe(err))
+	}
+	return replyID, dup, nil
+}

@@ -106,3 +106,30 @@ func (db *DB) ModeHistory(ctx context.Context, conversationID string) ([]ModeCha
 	}
 	return out, nil
 }
+
+// ModesIn lists the conversations whose current mode is one of modes.
+func (db *DB) ModesIn(ctx context.Context, modes ...string) ([]ModeState, error) {
+	var out []ModeState
+	for _, mode := range modes {
+		rows, err := db.db.QueryContext(ctx,
+			"SELECT conversation_id, mode, previous, reason, since FROM modes WHERE mode = ? ORDER BY conversation_id", mode)
+		if err != nil {
+			return nil, fmt.Errorf("store: modes in %v: %w", modes, describe(err))
+		}
+		for rows.Next() {
+			var s ModeState
+			var since string
+			if err := rows.Scan(&s.ConversationID, &s.Mode, &s.Previous, &s.Reason, &since); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: modes in %v: %w", modes, describe(err))
+			}
+			s.Since = parseTime(since)
+			out = append(out, s)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: modes in %v: %w", modes, describe(err))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Environment variable names: the configuration contract.
+const (
+	envDataDir      = "FETCH_DATA_DIR"
+	envWorkspaces   = "FETCH_WORKSPACES"
+	envOwnerID      = "FETCH_OWNER_ID"
+	envAllowedIDs   = "FETCH_ALLOWED_IDS"
+	envDiscordToken = "FETCH_DISCORD_TOKEN"
+	envDiscordURL   = "FETCH_DISCORD_URL"
+	envOpenRouter   = "OPENROUTER_API_KEY"
+	envLLMURL       = "FETCH_LLM_URL"
+	envModel        = "FETCH_MODEL"
+	envKennelImage  = "FETCH_KENNEL_IMAGE"
+	envLogLevel     = "FETCH_LOG_LEVEL"
+	envIdleAfter    = "FETCH_IDLE_AFTER"
+)
+
+// configHelp documents every variable for --help.
+const configHelp = `Configuration (environment):
+  FETCH_DATA_DIR       data directory holding fetch.db (default ~/.local/share/fetch)
+  FETCH_WORKSPACES     workspaces directory (default $FETCH_DATA_DIR/workspaces)
+  FETCH_OWNER_ID       the owner's Discord user id (digits)
+  FETCH_ALLOWED_IDS    other Discord user ids allowed to talk to Fetch, comma separated
+  FETCH_DISCORD_TOKEN  the Discord bot token
+  FETCH_DISCORD_URL    Discord's base URL (default https://discord.com)
+  OPENROUTER_API_KEY   key for the LLM provider
+  FETCH_LLM_URL        OpenAI-compatible API base URL (default https://openrouter.ai/api/v1)
+  FETCH_MODEL          model name (default anthropic/claude-sonnet-4.5)
+  FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
+  FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
+  FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)`
+
+// Config is Fetch's whole configuration. It enters once, here.
+type Config struct {
+	DataDir      string
+	Workspaces   string
+	OwnerID      string
+	AllowedIDs   []string
+	DiscordToken string
+	DiscordURL   string
+	OpenRouter   string
+	LLMURL       string
+	Model        string
+	KennelImage  string
+	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
+	LogLevel  string
+	IdleAfter time.Duration
+}
+
+// ConfigError lists every problem found in the configuration.
+type ConfigError struct{ Problems []string }
+
+func (e *ConfigError) Error() string {
+	return "configuration:\n  - " + strings.Join(e.Problems, "\n  - ")
+}
+
+// loadConfig reads the configuration from env, applying defaults, and
+// validates it, returning every problem at once as a *ConfigError.
+func loadConfig(getenv func(string) string) (Config, error) {
+	var problems []string
+	c := Config{
+		DataDir:      getenv(envDataDir),
+		Workspaces:   getenv(envWorkspaces),
+		OwnerID:      strings.TrimSpace(getenv(envOwnerID)),
+		DiscordToken: getenv(envDiscordToken),
+		DiscordURL:   or(getenv(envDiscordURL), "https://discord.com"),
+		OpenRouter:   getenv(envOpenRouter),
+		LLMURL:       or(getenv(envLLMURL), "https://openrouter.ai/api/v1"),
+		Model:        or(getenv(envModel), "anthropic/claude-sonnet-4.5"),
+		KennelImage:  or(getenv(envKennelImage), "fetch-kennel:latest"),
+		LogLevel:     strings.ToLower(strings.TrimSpace(getenv(envLogLevel))),
+		IdleAfter:    30 * time.Minute,
+	}
+	if c.DataDir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			problems = append(problems, envDataDir+" is not set and neither is HOME to derive it from")
+		} else {
+			c.DataDir = filepath.Join(home, ".local", "share", "fetch")
+		}
+	}
+	if c.DataDir != "" && !filepath.IsAbs(c.DataDir) {
+		if abs, err := filepath.Abs(c.DataDir); err == nil {
+			c.DataDir = abs
+		}
+	}
+	if c.Workspaces == "" && c.DataDir != "" {
+		c.Workspaces = filepath.Join(c.DataDir, "workspaces")
+	}
+	if c.Workspaces != "" && !filepath.IsAbs(c.Workspaces) {
+		problems = append(problems, fmt.Sprintf("%s must be an absolute path (the kennel mounts workspaces at the same path), got %q", envWorkspaces, c.Workspaces))
+	}
+	if c.OwnerID != "" && !isSnowflake(c.OwnerID) {
+		problems = append(problems, fmt.Sprintf("%s must be a Discord user id (digits), got %q", envOwnerID, c.OwnerID))
+	}
+	if v := getenv(envAllowedIDs); strings.TrimSpace(v) != "" {
+		for _, id := range strings.Split(v, ",") {
+			id = strings.TrimSpace(id)
+			if id == "" {
+				continue
+			}
+			if !isSnowflake(id) {
+				problems = append(problems, fmt.Sprintf("%s: %q is not a Discord user id (digits)", envAllowedIDs, id))
+				continue
+			}
+			c.AllowedIDs = append(c.AllowedIDs, id)
+		}
+	}
+	for _, u := range []struct{ name, value string }{{envDiscordURL, c.DiscordURL}, {envLLMURL, c.LLMURL}} {
+		p, err := url.Parse(u.value)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			problems = append(problems, fmt.Sprintf("%s must be an http(s) URL, got %q", u.name, u.value))
+		}
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		problems = append(problems, fmt.Sprintf("%s must be debug, info, warn or error, got %q", envLogLevel, c.LogLevel))
+	}
+	if v := strings.TrimSpace(getenv(envIdleAfter)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a duration such as 30m or 0, got %q", envIdleAfter, v))
+		} else {
+			c.IdleAfter = d
+		}
+	}
+	if len(problems) > 0 {
+		return c, &ConfigError{Problems: problems}
+	}
+	return c, nil
+}
+
+// require reports the variables a command needs that are unset.
+func (c Config) require(command string, names ...string) error {
+	values := map[string]string{envOwnerID: c.OwnerID, envDiscordToken: c.DiscordToken, envOpenRouter: c.OpenRouter}
+	var problems []string
+	for _, n := range names {
+		if values[n] == "" {
+			problems = append(problems, fmt.Sprintf("%s is required by fetch %s", n, command))
+		}
+	}
+	if len(problems) > 0 {
+		return &ConfigError{Problems: problems}
+	}
+	return nil
+}
+
+func (c Config) level(fallback slog.Level) slog.Level {
+	switch c.LogLevel {
+	case "debug":
+		return slog.LevelDebug
+	case "info":
+		return slog.LevelInfo
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return fallback
+}
+
+func isSnowflake(s string) bool {
+	if len(s) == 0 || len(s) > 20 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func or(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return v
+}
+
+var errUsage = errors.New("usage")

@@ -1,0 +1,100 @@
+package conversation
+
+import (
+	"context"
+	"sync"
+
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+// item is one entry of a conversation's mailbox: an inbound message, or a
+// mode event from outside.
+type item struct {
+	msgID  int64
+	userID string
+	role   chat.Role
+	text   string
+
+	event  modes.Event
+	reason string
+}
+
+// conv is the runtime of one conversation. Its goroutine (Manager.run)
+// owns the mode machine and the turn; other goroutines touch only the
+// fields guarded below.
+type conv struct {
+	id      string
+	channel string
+	mailbox chan item
+	// stopped is closed when the goroutine returns.
+	stopped chan struct{}
+
+	mu      sync.Mutex
+	turn    context.CancelCauseFunc // the turn in flight, nil when none
+	pending int                     // queued or in-flight items
+	idle    chan struct{}           // closed while pending == 0
+
+	// deliverMu keeps deliveries to the conversation in outbox order.
+	deliverMu sync.Mutex
+}
+
+func newConv(id, channel string) *conv {
+	idle := make(chan struct{})
+	close(idle)
+	return &conv{id: id, channel: channel, mailbox: make(chan item, mailboxSize), stopped: make(chan struct{}), idle: idle}
+}
+
+func (c *conv) setTurn(cancel context.CancelCauseFunc) {
+	c.mu.Lock()
+	c.turn = cancel
+	c.mu.Unlock()
+}
+
+// cancelTurn cancels the turn in flight, if any, with cause.
+func (c *conv) cancelTurn(cause error) {
+	c.mu.Lock()
+	cancel := c.turn
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+func (c *conv) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.turn != nil
+}
+
+func (c *conv) addPending() {
+	c.mu.Lock()
+	if c.pending == 0 {
+		c.idle = make(chan struct{})
+	}
+	c.pending++
+	c.mu.Unlock()
+}
+
+func (c *conv) donePending() {
+	c.mu.Lock()
+	c.pending--
+	if c.pending == 0 {
+		close(c.idle)
+	}
+	c.mu.Unlock()
+}
+
+func (c *conv) waitIdle(ctx context.Context) error {
+	c.mu.Lock()
+	idle := c.idle
+	c.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-c.stopped:
+		return ErrClosed
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

@@ -1,0 +1,391 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+// mailboxSize bounds the messages queued for one conversation. When a
+// mailbox is full, Receive waits (back-pressure on the channel); the
+// message is already stored, so one given up on is handled after the next
+// start.
+const mailboxSize = 64
+
+// Agent answers a message that no instinct took: the ReAct loop over the
+// LLM. It runs on the conversation's goroutine; ctx is cancelled with
+// ErrStopped when the owner stops the turn.
+type Agent interface {
+	Respond(ctx context.Context, t Turn) ([]string, error)
+}
+
+// Turn is one message handed to the agent.
+type Turn struct {
+	ConversationID string
+	UserID         string
+	Role           chat.Role
+	Text           string
+	Intent         intent.Result
+	Workspace      string
+	// Mode is the conversation's mode machine. The agent may fire events
+	// on it (it runs on the conversation's goroutine).
+	Mode *modes.Machine
+	// Notify sends a message to the conversation at once, before the
+	// turn's replies (progress).
+	Notify func(ctx context.Context, text string) error
+}
+
+// Tasks is what the conversation needs of the task engine.
+type Tasks interface {
+	// Running returns the conversation's running task, nil when none.
+	Running(ctx context.Context, conversationID string) (*instincts.Task, error)
+	// StopAll stops the conversation's running tasks.
+	StopAll(ctx context.Context, conversationID string) error
+}
+
+// Resolver continues whatever waited on a prompt once the owner answered
+// it (an approved tool call, a harness question); its replies are sent
+// after the instinct's.
+type Resolver interface {
+	Resolved(ctx context.Context, p store.Prompt, answer string) ([]string, error)
+}
+
+// Config is what a Manager needs. Store, Senders, RoleOf and Logger are
+// required.
+type Config struct {
+	Store *store.DB
+	// Senders deliver replies, by channel name.
+	Senders map[string]chat.Sender
+	// Agent handles what no instinct took; nil when no LLM is configured.
+	Agent Agent
+	// NoAgent is the reply to a request while Agent is nil.
+	NoAgent string
+	// Tasks is the task engine; nil when none runs.
+	Tasks Tasks
+	// Resolver is told of answered prompts; nil when nothing asks.
+	Resolver Resolver
+	// RoleOf tells who a sender is on a channel: "" for anyone not
+	// admitted, whose messages are dropped without a reply.
+	RoleOf func(channel, userID string) chat.Role
+	Logger *slog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// IdleAfter is the quiet period after which an ALERT conversation
+	// rests; 0 never rests.
+	IdleAfter time.Duration
+}
+
+// Manager owns the conversations.
+type Manager struct {
+	cfg        Config
+	log        *slog.Logger
+	now        func() time.Time
+	instincts  *instincts.Set
+	classifier *intent.Classifier
+
+	mu     sync.Mutex
+	convs  map[string]*conv
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// New builds a Manager. It starts nothing: call Open.
+func New(cfg Config) *Manager {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Manager{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		now:        now,
+		instincts:  instincts.New(),
+		classifier: intent.New(),
+		convs:      map[string]*conv{},
+	}
+}
+
+// Open replays what a previous process left undone — unsent replies are
+// delivered, conversations in a live mode are reconciled, unhandled
+// messages are handled — and readies the Manager for Receive. The
+// conversation goroutines live until Close.
+func (m *Manager) Open(ctx context.Context) error {
+	m.mu.Lock()
+	if m.ctx != nil {
+		m.mu.Unlock()
+		return errors.New("conversation: already open")
+	}
+	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	m.mu.Unlock()
+
+	for channel := range m.cfg.Senders {
+		unsent, err := m.cfg.Store.Unsent(ctx, channel)
+		if err != nil {
+			return fmt.Errorf("conversation: open: %w", err)
+		}
+		for _, msg := range unsent {
+			m.deliver(ctx, m.conv(msg.ConversationID, channel), []int64{msg.ID}, []string{msg.Body})
+		}
+	}
+	live, err := m.cfg.Store.ModesIn(ctx, string(modes.Working), string(modes.Waiting), string(modes.Guarding))
+	if err != nil {
+		return fmt.Errorf("conversation: open: %w", err)
+	}
+	for _, s := range live {
+		c, err := m.cfg.Store.Conversation(ctx, s.ConversationID)
+		if err != nil {
+			return fmt.Errorf("conversation: open: %w", err)
+		}
+		m.conv(c.ID, c.Channel)
+	}
+	unhandled, err := m.cfg.Store.Unhandled(ctx)
+	if err != nil {
+		return fmt.Errorf("conversation: open: %w", err)
+	}
+	for _, msg := range unhandled {
+		c, err := m.cfg.Store.Conversation(ctx, msg.ConversationID)
+		if err != nil {
+			return fmt.Errorf("conversation: open: %w", err)
+		}
+		m.log.Info("replaying unhandled message", "conversation", c.ID, "message", msg.ID)
+		role := m.cfg.RoleOf(c.Channel, msg.UserID)
+		if role == "" {
+			m.log.Warn("dropping replayed message from a sender no longer admitted", "conversation", c.ID, "message", msg.ID)
+			if _, err := m.cfg.Store.Complete(ctx, msg.ID, nil); err != nil {
+				return fmt.Errorf("conversation: open: %w", err)
+			}
+			continue
+		}
+		if err := m.enqueue(ctx, m.conv(c.ID, c.Channel), item{msgID: msg.ID, userID: msg.UserID, role: role, text: msg.Body}); err != nil {
+			return fmt.Errorf("conversation: open: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close stops every conversation goroutine, cancelling turns in flight,
+// and waits for them to return.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	cancel := m.cancel
+	m.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("conversation: close: %w", context.Cause(ctx))
+	}
+}
+
+// Receive takes an inbound message from a channel. Messages from senders
+// RoleOf does not admit, empty messages and duplicates are dropped without
+// a reply. A stop is handled at once; anything else is
+// stored and queued for the conversation's goroutine.
+func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
+	role := m.cfg.RoleOf(msg.Channel, msg.UserID)
+	if role == "" {
+		return nil
+	}
+	text := chat.Clean(msg.Text)
+	if isBlank(text) {
+		return nil
+	}
+	m.mu.Lock()
+	closed, open := m.closed, m.ctx != nil
+	m.mu.Unlock()
+	if closed || !open {
+		return ErrClosed
+	}
+	if _, err := m.cfg.Store.EnsureConversation(ctx, msg.ConversationID, msg.Channel, msg.UserID); err != nil {
+		return fmt.Errorf("conversation: receive: %w", err)
+	}
+	c := m.conv(msg.ConversationID, msg.Channel)
+
+	if n := utf8.RuneCountInString(text); n > chat.MaxMessageLen {
+		reply := fmt.Sprintf("That message is %d characters long; the limit is %d. Please send something shorter, or put long text in a file in the workspace.", n, chat.MaxMessageLen)
+		kept := fmt.Sprintf("[refused: %d characters]", n)
+		id, dup, err := m.cfg.Store.Refuse(ctx, store.NewInbound{ConversationID: c.id, ExternalID: msg.ExternalID, UserID: msg.UserID, Body: kept}, reply)
+		if err != nil || dup {
+			return err
+		}
+		m.deliver(ctx, c, []int64{id}, []string{reply})
+		return nil
+	}
+
+	id, dup, err := m.cfg.Store.AddInbound(ctx, store.NewInbound{
+		ConversationID: c.id, ExternalID: msg.ExternalID, UserID: msg.UserID, Body: text, InHistory: true,
+	})
+	if err != nil {
+		return fmt.Errorf("conversation: receive: %w", err)
+	}
+	if dup {
+		m.log.Debug("duplicate message dropped", "conversation", c.id, "external_id", msg.ExternalID)
+		return nil
+	}
+	if m.instincts.IsStop(text) {
+		return m.stop(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text})
+	}
+	return m.enqueue(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text})
+}
+
+func isBlank(s string) bool {
+	for _, r := range s {
+		if r != ' ' && r != '\t' && r != '\n' && r != '\u00a0' && r != '\u200b' && r != '\u3000' {
+			return false
+		}
+	}
+	return true
+}
+
+// stop handles a stop ahead of the queue: it cancels the turn in flight
+// and stops the conversation's tasks, then replies.
+func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
+	st := m.stopState(ctx, c, it)
+	r, _ := m.instincts.Match(it.text, st)
+	c.cancelTurn(ErrStopped)
+	if m.cfg.Tasks != nil {
+		if err := m.cfg.Tasks.StopAll(ctx, c.id); err != nil {
+			m.log.Error("stop tasks", "conversation", c.id, "err", err)
+			r.Reply = "I could not stop everything: " + ErrorMessage(err)
+		}
+	}
+	m.audit(ctx, c.id, it.userID, "stop", r.Reply)
+	ids, err := m.cfg.Store.Complete(ctx, it.msgID, []string{r.Reply})
+	if err != nil {
+		return fmt.Errorf("conversation: stop: %w", err)
+	}
+	m.deliver(ctx, c, ids, []string{r.Reply})
+	return nil
+}
+
+// stopState is the state for a stop's reply, read without the
+// conversation's goroutine, which may be busy.
+func (m *Manager) stopState(ctx context.Context, c *conv, it item) instincts.State {
+	st := instincts.State{Now: m.now(), Channel: c.channel, UserID: it.userID, Role: string(it.role), Mode: string(modes.Alert), Busy: c.busy()}
+	if ms, err := m.cfg.Store.Mode(ctx, c.id); err == nil {
+		st.Mode, st.ModeSince = ms.Mode, ms.Since
+	}
+	if m.cfg.Tasks != nil {
+		if t, err := m.cfg.Tasks.Running(ctx, c.id); err == nil {
+			st.Task = t
+		}
+	}
+	return st
+}
+
+// Notify sends text to a conversation outside any turn (task progress,
+// reminders), through the outbox.
+func (m *Manager) Notify(ctx context.Context, conversationID, text string) error {
+	conv, err := m.cfg.Store.Conversation(ctx, conversationID)
+	if err != nil {
+		return fmt.Errorf("conversation: notify: %w", err)
+	}
+	ids, err := m.cfg.Store.AddOutbound(ctx, conversationID, text)
+	if err != nil {
+		return fmt.Errorf("conversation: notify: %w", err)
+	}
+	m.deliver(ctx, m.conv(conv.ID, conv.Channel), ids, []string{text})
+	return nil
+}
+
+// Fire queues a mode event from outside the conversation (a task ended),
+// applied in order with the conversation's messages.
+func (m *Manager) Fire(ctx context.Context, conversationID string, e modes.Event, reason string) error {
+	conv, err := m.cfg.Store.Conversation(ctx, conversationID)
+	if err != nil {
+		return fmt.Errorf("conversation: fire %s: %w", e, err)
+	}
+	return m.enqueue(ctx, m.conv(conv.ID, conv.Channel), item{event: e, reason: reason})
+}
+
+// Idle waits until the conversation has handled everything queued so far.
+func (m *Manager) Idle(ctx context.Context, conversationID string) error {
+	m.mu.Lock()
+	c := m.convs[conversationID]
+	m.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return c.waitIdle(ctx)
+}
+
+// conv returns the conversation's runtime, starting its goroutine the
+// first time.
+func (m *Manager) conv(id, channel string) *conv {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.convs[id]; ok {
+		return c
+	}
+	c := newConv(id, channel)
+	m.convs[id] = c
+	if !m.closed && m.ctx != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.run(m.ctx, c)
+		}()
+	}
+	return c
+}
+
+func (m *Manager) enqueue(ctx context.Context, c *conv, it item) error {
+	c.addPending()
+	select {
+	case c.mailbox <- it:
+		return nil
+	case <-ctx.Done():
+		c.donePending()
+		return fmt.Errorf("conversation: enqueue: %w", context.Cause(ctx))
+	case <-c.stopped:
+		c.donePending()
+		return ErrClosed
+	}
+}
+
+// deliver sends stored outbound messages in order and marks each sent.
+// A failed send stays in the outbox for the next start.
+func (m *Manager) deliver(ctx context.Context, c *conv, ids []int64, texts []string) {
+	sender := m.cfg.Senders[c.channel]
+	if sender == nil {
+		m.log.Warn("no sender for channel; replies stay in the outbox", "channel", c.channel, "conversation", c.id)
+		return
+	}
+	c.deliverMu.Lock()
+	defer c.deliverMu.Unlock()
+	for i, id := range ids {
+		if err := sender.Send(ctx, c.id, chat.Reply{ID: id, Text: texts[i]}); err != nil {
+			m.log.Error("send reply", "conversation", c.id, "outbox", id, "err", err)
+			return
+		}
+		if err := m.cfg.Store.MarkSent(context.WithoutCancel(ctx), id); err != nil {
+			m.log.Error("mark reply sent", "conversation", c.id, "outbox", id, "err", err)
+		}
+	}
+}
+
+func (m *Manager) audit(ctx context.Context, conversationID, actor, action, detail string) {
+	err := m.cfg.Store.Audit(context.WithoutCancel(ctx), store.AuditEntry{ConversationID: conversationID, Actor: actor, Action: action, Detail: detail})
+	if err != nil {
+		m.log.Error("audit", "action", action, "err", err)
+	}
+}

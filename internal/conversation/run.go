@@ -1,0 +1,299 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+// run is a conversation's goroutine: it loads (and after a restart
+// reconciles) the mode, then handles the mailbox in order until ctx ends.
+func (m *Manager) run(ctx context.Context, c *conv) {
+	defer close(c.stopped)
+	log := m.log.With("conversation", c.id)
+	machine, err := modes.Load(ctx, m.cfg.Store, c.id, m.now)
+	if err != nil {
+		log.Error("load mode; conversation not started", "err", err)
+		return
+	}
+	if changed, err := machine.Reconcile(ctx, m.live(ctx, c.id)); err != nil {
+		log.Error("reconcile mode", "err", err)
+	} else if changed {
+		log.Info("mode reconciled after restart", "mode", machine.Current(), "reason", machine.Reason())
+	}
+	s := &session{m: m, c: c, mode: machine}
+
+	var idle <-chan time.Time
+	var timer *time.Timer
+	if m.cfg.IdleAfter > 0 {
+		timer = time.NewTimer(m.cfg.IdleAfter)
+		defer timer.Stop()
+		idle = timer.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			// Drain what is queued so that Idle waiters return; the
+			// messages stay unhandled in the store for the next start.
+			for {
+				select {
+				case <-c.mailbox:
+					c.donePending()
+				default:
+					return
+				}
+			}
+		case it := <-c.mailbox:
+			s.handle(ctx, it)
+			c.donePending()
+			if timer != nil {
+				timer.Reset(m.cfg.IdleAfter)
+			}
+		case <-idle:
+			if machine.Current() == modes.Alert {
+				reason := fmt.Sprintf("idle for %s", m.cfg.IdleAfter)
+				if err := machine.Fire(ctx, modes.IdleTimeout, reason); err != nil {
+					log.Error("rest", "err", err)
+				}
+			}
+			timer.Reset(m.cfg.IdleAfter)
+		}
+	}
+}
+
+// live is what is really going on in a conversation, for reconciling its
+// mode.
+func (m *Manager) live(ctx context.Context, conversationID string) modes.Live {
+	var l modes.Live
+	if m.cfg.Tasks != nil {
+		if t, err := m.cfg.Tasks.Running(ctx, conversationID); err == nil && t != nil {
+			l.TaskRunning = true
+		}
+	}
+	if p, err := m.cfg.Store.OpenPrompt(ctx, conversationID); err == nil && !p.Expired(m.now()) {
+		switch p.Kind {
+		case store.Approval:
+			l.ApprovalOpen = true
+		case store.Question:
+			l.QuestionOpen = true
+		}
+	}
+	return l
+}
+
+// session is a conversation's goroutine-owned state.
+type session struct {
+	m    *Manager
+	c    *conv
+	mode *modes.Machine
+	// asked tells whether Fetch's last reply was a question, for
+	// classifying a short confirmation.
+	asked bool
+}
+
+// handle is one mailbox item, start to finish.
+func (s *session) handle(ctx context.Context, it item) {
+	log := s.m.log.With("conversation", s.c.id)
+	if it.event != "" {
+		if err := s.mode.Fire(ctx, it.event, it.reason); err != nil {
+			log.Error("mode event", "event", it.event, "err", err)
+		}
+		return
+	}
+	turn, cancel := context.WithCancelCause(ctx)
+	s.c.setTurn(cancel)
+	replies := s.respond(turn, it)
+	s.c.setTurn(nil)
+	stopped := errors.Is(context.Cause(turn), ErrStopped)
+	cancel(nil)
+	if stopped {
+		// The stop already answered; what the cancelled turn produced is
+		// dropped.
+		replies = nil
+	}
+	if ctx.Err() != nil {
+		// Shutting down: leave the message unhandled for the next start.
+		return
+	}
+	ids, err := s.m.cfg.Store.Complete(ctx, it.msgID, replies)
+	if err != nil {
+		log.Error("complete message", "message", it.msgID, "err", err)
+		return
+	}
+	if len(replies) > 0 {
+		s.asked = strings.HasSuffix(strings.TrimSpace(replies[len(replies)-1]), "?")
+	}
+	s.m.deliver(ctx, s.c, ids, replies)
+}
+
+// respond decides what a message means and answers it: instincts first,
+// then what the mode makes of it, then intent and the agent.
+func (s *session) respond(ctx context.Context, it item) []string {
+	if s.mode.Current() == modes.Resting {
+		if err := s.mode.Fire(ctx, modes.Woke, "message from "+it.userID); err != nil {
+			s.m.log.Error("wake", "conversation", s.c.id, "err", err)
+		}
+	}
+	st, prompt := s.state(ctx, it)
+
+	if r, ok := s.m.instincts.Match(it.text, st); ok {
+		return s.apply(ctx, it, r, prompt)
+	}
+
+	switch {
+	case prompt != nil && prompt.Kind == store.Question:
+		// Whatever the owner writes while Fetch waits is the answer.
+		return s.answer(ctx, it, *prompt, it.text)
+	case prompt != nil && prompt.Kind == store.Approval:
+		return []string{"I'm waiting for your approval of: " + prompt.Body + "\nAnswer yes or no (or /stop)."}
+	}
+
+	conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id)
+	if err != nil {
+		s.m.log.Error("load conversation", "conversation", s.c.id, "err", err)
+		return []string{ErrorMessage(err)}
+	}
+	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked})
+	if res.Kind == intent.Clarify {
+		return []string{clarifyReply}
+	}
+	if s.m.cfg.Agent == nil {
+		return []string{s.m.cfg.NoAgent}
+	}
+	replies, err := s.m.cfg.Agent.Respond(ctx, Turn{
+		ConversationID: s.c.id,
+		UserID:         it.userID,
+		Role:           it.role,
+		Text:           it.text,
+		Intent:         res,
+		Workspace:      conv.Workspace,
+		Mode:           s.mode,
+		Notify: func(ctx context.Context, text string) error {
+			return s.m.Notify(ctx, s.c.id, text)
+		},
+	})
+	if err != nil {
+		if errors.Is(context.Cause(ctx), ErrStopped) {
+			return nil
+		}
+		s.m.log.Error("agent", "conversation", s.c.id, "intent", res.Kind, "rule", res.Rule, "err", err)
+		return []string{ErrorMessage(err)}
+	}
+	return replies
+}
+
+const clarifyReply = "I'm not sure what to do yet. Tell me what should change and where — for example \"fix the failing test in parser_test.go\" or \"add a /health endpoint to the API\"."
+
+// state is the snapshot instincts decide on, and the open prompt. An
+// expired prompt is closed here.
+func (s *session) state(ctx context.Context, it item) (instincts.State, *store.Prompt) {
+	now := s.m.now()
+	st := instincts.State{
+		Now:       now,
+		Channel:   s.c.channel,
+		UserID:    it.userID,
+		Role:      string(it.role),
+		Mode:      string(s.mode.Current()),
+		ModeEmoji: s.mode.Current().Emoji(),
+		ModeSince: s.mode.Since(),
+	}
+	if conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id); err == nil {
+		st.Workspace = conv.Workspace
+	}
+	if s.m.cfg.Tasks != nil {
+		t, err := s.m.cfg.Tasks.Running(ctx, s.c.id)
+		if err != nil {
+			s.m.log.Error("running task", "conversation", s.c.id, "err", err)
+		}
+		st.Task = t
+	}
+	p, err := s.m.cfg.Store.OpenPrompt(ctx, s.c.id)
+	if err != nil {
+		return st, nil
+	}
+	if p.Expired(now) {
+		s.expire(ctx, p)
+		return st, nil
+	}
+	st.Prompt = &instincts.Prompt{Kind: instincts.PromptKind(p.Kind), Body: p.Body}
+	return st, &p
+}
+
+// expire closes a prompt nobody answered in time; an expired approval is a
+// denial.
+func (s *session) expire(ctx context.Context, p store.Prompt) {
+	if err := s.m.cfg.Store.ResolvePrompt(ctx, p.ID, "expired"); err != nil {
+		s.m.log.Error("expire prompt", "conversation", s.c.id, "err", err)
+		return
+	}
+	if p.Kind == store.Approval && s.mode.Current() == modes.Guarding {
+		if err := s.mode.Fire(ctx, modes.Denied, "approval expired"); err != nil {
+			s.m.log.Error("expire approval", "conversation", s.c.id, "err", err)
+		}
+	}
+	s.m.audit(ctx, s.c.id, "fetch", "prompt_expired", p.Body)
+}
+
+// apply carries out an instinct's effect and returns its replies.
+func (s *session) apply(ctx context.Context, it item, r instincts.Response, prompt *store.Prompt) []string {
+	switch r.Effect {
+	case instincts.None:
+	case instincts.Stop:
+		// A stop replayed from the store after a restart: nothing of the
+		// old process is in flight, but tasks may be.
+		if s.m.cfg.Tasks != nil {
+			if err := s.m.cfg.Tasks.StopAll(ctx, s.c.id); err != nil {
+				return []string{"I could not stop everything: " + ErrorMessage(err)}
+			}
+		}
+	case instincts.Clear:
+		if err := s.m.cfg.Store.ClearHistory(ctx, s.c.id); err != nil {
+			s.m.log.Error("clear history", "conversation", s.c.id, "err", err)
+			return []string{ErrorMessage(err)}
+		}
+		s.asked = false
+		s.m.audit(ctx, s.c.id, it.userID, "clear", "")
+	case instincts.Answer:
+		return append([]string{r.Reply}, s.answer(ctx, it, *prompt, r.Answer)[1:]...)
+	}
+	return []string{r.Reply}
+}
+
+// answer resolves the open prompt with the owner's answer, moves the mode
+// on, and lets the Resolver continue. The first reply acknowledges.
+func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer string) []string {
+	if err := s.m.cfg.Store.ResolvePrompt(ctx, p.ID, answer); err != nil {
+		s.m.log.Error("resolve prompt", "conversation", s.c.id, "err", err)
+		return []string{ErrorMessage(err)}
+	}
+	s.m.audit(ctx, s.c.id, it.userID, "answer_"+string(p.Kind), answer)
+	var err error
+	switch {
+	case p.Kind == store.Question && s.mode.Current() == modes.Waiting:
+		err = s.mode.Fire(ctx, modes.Answered, "owner answered")
+	case p.Kind == store.Approval && s.mode.Current() == modes.Guarding && answer == "yes":
+		err = s.mode.Approve(ctx, "owner approved")
+	case p.Kind == store.Approval && s.mode.Current() == modes.Guarding:
+		err = s.mode.Fire(ctx, modes.Denied, "owner denied")
+	}
+	if err != nil {
+		s.m.log.Error("mode after answer", "conversation", s.c.id, "err", err)
+	}
+	replies := []string{"Thanks, passing that on."}
+	if s.m.cfg.Resolver != nil {
+		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer)
+		if err != nil {
+			s.m.log.Error("resolve", "conversation", s.c.id, "err", err)
+			more = []string{ErrorMessage(err)}
+		}
+		replies = append(replies, more...)
+	}
+	return replies
+}
