@@ -23,6 +23,8 @@ const (
 	exitOK     = 0
 	exitFailed = 1
 	exitUsage  = 2
+	// exitInterrupted is the shell's convention for a SIGINT.
+	exitInterrupted = 130
 )
 
 const usage = `Fetch: a personal coding orchestrator you talk to.
@@ -84,6 +86,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	var cfgErr *ConfigError
 	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
 	case err == nil:
 		return exitOK
 	case errors.As(err, &cfgErr):

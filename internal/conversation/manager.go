@@ -215,10 +215,17 @@ func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
 	if closed || !open {
 		return ErrClosed
 	}
-	if _, err := m.cfg.Store.EnsureConversation(ctx, msg.ConversationID, msg.Channel, msg.UserID); err != nil {
-		return fmt.Errorf("conversation: receive: %w", err)
+	m.mu.Lock()
+	c := m.convs[msg.ConversationID]
+	m.mu.Unlock()
+	if c == nil {
+		// First message of this process for the conversation: make sure
+		// it is stored before its goroutine loads its mode.
+		if _, err := m.cfg.Store.EnsureConversation(ctx, msg.ConversationID, msg.Channel, msg.UserID); err != nil {
+			return fmt.Errorf("conversation: receive: %w", err)
+		}
+		c = m.conv(msg.ConversationID, msg.Channel)
 	}
-	c := m.conv(msg.ConversationID, msg.Channel)
 
 	if n := utf8.RuneCountInString(text); n > chat.MaxMessageLen {
 		reply := fmt.Sprintf("That message is %d characters long; the limit is %d. Please send something shorter, or put long text in a file in the workspace.", n, chat.MaxMessageLen)

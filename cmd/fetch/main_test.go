@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func envOf(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func runFetch(t *testing.T, vars map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(t.Context(), args, envOf(vars), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestChatStatusOnFreshDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	code, out, errs := runFetch(t, map[string]string{"FETCH_DATA_DIR": dir}, "/status\n", "chat")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "🟢 ALERT since ") || lines[1] != "Workspace: none selected" || lines[2] != "Task: none running" {
+		t.Fatalf("output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fetch.db")); err != nil {
+		t.Fatalf("no database in the data dir: %v", err)
+	}
+}
+
+func TestChatScriptIsDeterministic(t *testing.T) {
+	script := "hello\n/whoami\n\n   \nfix it\n/clear\n/nope\nyes\nstop\n/commands\n"
+	var outs []string
+	for range 2 {
+		dir := t.TempDir()
+		code, out, errs := runFetch(t, map[string]string{"FETCH_DATA_DIR": dir, "FETCH_OWNER_ID": "42"}, script, "chat")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("two runs differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	want := []string{
+		noAgentReply,
+		"You are 42 (owner) on term.",
+		"I'm not sure what to do yet.",
+		"History cleared (no workspace selected).",
+		`I don't know the command "/nope".`,
+		"Nothing is waiting for a yes or no right now.",
+		"Nothing is running.",
+		"Commands: /help",
+	}
+	lines := strings.Split(strings.TrimSpace(outs[0]), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), outs[0])
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q; want prefix %q", i, lines[i], w)
+		}
+	}
+}
+
+func TestChatKeepsStateAcrossRuns(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"FETCH_DATA_DIR": dir, "FETCH_IDLE_AFTER": "0"}
+	if code, _, errs := runFetch(t, vars, "/whoami\n", "chat"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := runFetch(t, vars, "/status\n", "chat")
+	if code != 0 || !strings.Contains(out, "ALERT") {
+		t.Fatalf("exit %d out %q err %q", code, out, errs)
+	}
+}
+
+func TestUsageAndHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string // in stdout, or stderr when code != 0
+	}{
+		{nil, exitUsage, "Usage:"},
+		{[]string{"help"}, exitOK, "fetch chat"},
+		{[]string{"--help"}, exitOK, "FETCH_DATA_DIR"},
+		{[]string{"chat", "--help"}, exitOK, "echo /status | fetch chat"},
+		{[]string{"version"}, exitOK, "fetch "},
+		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"chat", "extra"}, exitUsage, `unexpected argument "extra"`},
+	} {
+		code, out, errs := runFetch(t, map[string]string{"FETCH_DATA_DIR": t.TempDir()}, "", tc.args...)
+		text := out
+		if tc.code != exitOK {
+			text = errs
+		}
+		if code != tc.code || !strings.Contains(text, tc.out) {
+			t.Errorf("fetch %v: exit %d, out %q, err %q; want %d and %q", tc.args, code, out, errs, tc.code, tc.out)
+		}
+	}
+}
+
+func TestConfigListsEveryProblem(t *testing.T) {
+	vars := map[string]string{
+		"FETCH_DATA_DIR":    t.TempDir(),
+		"FETCH_OWNER_ID":    "abc",
+		"FETCH_ALLOWED_IDS": "1, x2,3",
+		"FETCH_LLM_URL":     "ftp://example",
+		"FETCH_LOG_LEVEL":   "loud",
+		"FETCH_IDLE_AFTER":  "soon",
+		"FETCH_WORKSPACES":  "relative/ws",
+	}
+	code, _, errs := runFetch(t, vars, "/status\n", "chat")
+	if code != exitUsage {
+		t.Fatalf("exit %d; want %d", code, exitUsage)
+	}
+	for _, name := range []string{"FETCH_OWNER_ID", `"x2"`, "FETCH_LLM_URL", "FETCH_LOG_LEVEL", "FETCH_IDLE_AFTER", "FETCH_WORKSPACES"} {
+		if !strings.Contains(errs, name) {
+			t.Errorf("error does not name %s:\n%s", name, errs)
+		}
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, err := loadConfig(envOf(map[string]string{"HOME": "/home/me"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "/home/me/.local/share/fetch" || cfg.Workspaces != "/home/me/.local/share/fetch/workspaces" ||
+		cfg.DiscordURL != "https://discord.com" || cfg.LLMURL != "https://openrouter.ai/api/v1" || cfg.KennelImage != "fetch-kennel:latest" {
+		t.Fatalf("defaults = %+v", cfg)
+	}
+	if _, err := loadConfig(envOf(nil)); err == nil || !strings.Contains(err.Error(), "FETCH_DATA_DIR") {
+		t.Fatalf("no HOME and no data dir: %v", err)
+	}
+}
+
+func TestChatBadDatabase(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fetch.db")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("garbage "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runFetch(t, map[string]string{"FETCH_DATA_DIR": dir}, "/status\n", "chat")
+	if code != exitFailed || !strings.Contains(errs, path) {
+		t.Fatalf("exit %d, stderr %q; want a failure naming %s", code, errs, path)
+	}
+}
+
+func TestChatStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	defer r.Close()
+	done := make(chan int)
+	var out, errb bytes.Buffer
+	go func() { done <- run(ctx, []string{"chat"}, envOf(map[string]string{"FETCH_DATA_DIR": t.TempDir()}), r, &out, &errb) }()
+	cancel()
+	if code := <-done; code != exitInterrupted {
+		t.Fatalf("exit %d after cancel: %s", code, errb.String())
+	}
+	w.Close() // ends the reader goroutine blocked on the pipe
+}

@@ -1,0 +1,142 @@
+package deptest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fetch-dev/fetch/"
+
+// allowed lists, for each of Fetch's packages, the packages of Fetch's own
+// it may import directly. Imports point down: channels → chat ←
+// conversation → instincts, intent, modes, agent → task → harness →
+// kennel; store at the bottom. A package missing from this table fails
+// the test: decide where it belongs and add it.
+var allowed = map[string][]string{
+	"internal/store":        {},
+	"internal/chat":         {},
+	"instincts":             {},
+	"intent":                {},
+	"kennel":                {"kennel/shim"},
+	"kennel/shim":           {},
+	"modes":                 {"internal/store"},
+	"harness":               {"kennel"},
+	"identity":              {},
+	"internal/llm":          {},
+	"internal/workspace":    {"internal/store"},
+	"internal/redact":       {},
+	"internal/task":         {"harness", "kennel", "internal/store", "internal/workspace"},
+	"internal/agent":        {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "modes", "instincts"},
+	"internal/schedule":     {"internal/store", "internal/chat"},
+	"internal/watch":        {"internal/store", "internal/chat"},
+	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes"},
+	"internal/term":         {"internal/chat"},
+	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},
+	"internal/deptest":      {},
+}
+
+// free lists packages that must not depend, even indirectly, on outside
+// services' client libraries: instincts keep working when the LLM, Discord
+// or Docker is down.
+var free = map[string][]string{
+	"instincts":     {"github.com/docker/", "github.com/revrost/", "github.com/bwmarrin/", "net/http"},
+	"intent":        {"github.com/docker/", "github.com/revrost/", "github.com/bwmarrin/", "net/http"},
+	"modes":         {"github.com/docker/", "github.com/revrost/", "github.com/bwmarrin/"},
+	"internal/chat": {"github.com/docker/", "github.com/revrost/", "github.com/bwmarrin/"},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "go", "list", "-deps=false", "-json=ImportPath,Imports,Deps", "github.com/fetch-dev/fetch/...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func TestImportDirection(t *testing.T) {
+	for _, p := range listPackages(t) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		switch {
+		case strings.HasPrefix(name, "cmd/"):
+			// Wiring: cmd may import anything of Fetch's (but not testkit,
+			// checked below).
+			for _, imp := range p.Imports {
+				if strings.HasPrefix(imp, module+"internal/testkit") {
+					t.Errorf("%s imports %s: test fakes must not reach a binary", name, imp)
+				}
+			}
+			continue
+		case strings.HasPrefix(name, "internal/testkit"):
+			continue
+		}
+		ok, known := allowed[name]
+		if !known {
+			t.Errorf("package %s is not in the dependency table; add it to allowed in %s", name, "internal/deptest/deps_test.go")
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module)
+			if strings.HasPrefix(dep, "cmd/") {
+				t.Errorf("%s imports %s: nothing imports a command", name, dep)
+				continue
+			}
+			if strings.HasPrefix(dep, "internal/testkit") {
+				t.Errorf("%s imports %s outside its tests", name, dep)
+				continue
+			}
+			if !slices.Contains(ok, dep) {
+				t.Errorf("%s imports %s, which is not below it (allowed: %v)", name, dep, ok)
+			}
+		}
+	}
+}
+
+func TestFreeOfServices(t *testing.T) {
+	byName := map[string]pkg{}
+	for _, p := range listPackages(t) {
+		byName[strings.TrimPrefix(p.ImportPath, module)] = p
+	}
+	for name, banned := range free {
+		p, ok := byName[name]
+		if !ok {
+			t.Errorf("package %s not found", name)
+			continue
+		}
+		for _, d := range p.Deps {
+			for _, b := range banned {
+				if strings.HasPrefix(d, b) || d == b {
+					t.Errorf("%s depends on %s", name, d)
+				}
+			}
+		}
+	}
+}
