@@ -168,7 +168,9 @@ func TestChatStopsOnCancel(t *testing.T) {
 	defer r.Close()
 	done := make(chan int)
 	var out, errb bytes.Buffer
-	go func() { done <- run(ctx, []string{"chat"}, envOf(map[string]string{"FETCH_DATA_DIR": t.TempDir()}), r, &out, &errb) }()
+	go func() {
+		done <- run(ctx, []string{"chat"}, envOf(map[string]string{"FETCH_DATA_DIR": t.TempDir()}), r, &out, &errb)
+	}()
 	cancel()
 	if code := <-done; code != exitInterrupted {
 		t.Fatalf("exit %d after cancel: %s", code, errb.String())
