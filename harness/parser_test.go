@@ -38,10 +38,10 @@ func TestUnknownEventTypesAreKeptRaw(t *testing.T) {
 func TestMalformedLinesAreKeptAsText(t *testing.T) {
 	lines := []string{
 		`{"type":"assistant","message":`, // truncated JSON
-		`Warning: something on stdout`,    // not JSON
-		"\x00\xff\xfe binary",             // not UTF-8
-		`[1,2,3]`,                         // JSON, not an object
-		`{"type":42}`,                     // wrong field type
+		`Warning: something on stdout`,   // not JSON
+		"\x00\xff\xfe binary",            // not UTF-8
+		`[1,2,3]`,                        // JSON, not an object
+		`{"type":42}`,                    // wrong field type
 	}
 	for _, a := range jsonFormats {
 		t.Run(string(a.Name()), func(t *testing.T) {
