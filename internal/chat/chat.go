@@ -28,9 +28,43 @@ type Message struct {
 type Reply struct {
 	// ID is the outbox id of the reply; a channel may use it to deliver
 	// each reply at most once.
-	ID   int64
-	Text string
+	ID   int64 `json:"-"`
+	Text string `json:"-"`
+	// Key, when set, names a message that this reply replaces: a channel
+	// that can edit messages edits the one it sent earlier under the same
+	// key (a task's status message) instead of sending a new one.
+	Key string `json:"key,omitempty"`
+	// Actions are buttons offered with the reply (Approve / Deny, Stop).
+	// Choosing one is the same as typing its Send text.
+	Actions []Action `json:"actions,omitempty"`
+	// Files are attachments (a diff, long output).
+	Files []File `json:"files,omitempty"`
 }
+
+// Action is a button; pressing it sends Send as the owner's message.
+type Action struct {
+	Label string      `json:"label"`
+	Send  string      `json:"send"`
+	Style ActionStyle `json:"style,omitempty"`
+}
+
+// ActionStyle hints how prominent a button is.
+type ActionStyle string
+
+const (
+	Primary   ActionStyle = "primary"
+	Secondary ActionStyle = "secondary"
+	Danger    ActionStyle = "danger"
+)
+
+// File is an attachment.
+type File struct {
+	Name string `json:"name"`
+	Data []byte `json:"data"`
+}
+
+// Text is a plain reply.
+func Text(s string) Reply { return Reply{Text: s} }
 
 // Sender delivers replies to a conversation. Send must be safe for
 // concurrent use; a nil error means the reply was delivered.

@@ -17,6 +17,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/modes"
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
 
@@ -114,11 +115,11 @@ type echo struct {
 	turns []conversation.Turn
 }
 
-func (a *echo) Respond(_ context.Context, t conversation.Turn) ([]string, error) {
+func (a *echo) Respond(_ context.Context, t conversation.Turn) ([]chat.Reply, error) {
 	a.mu.Lock()
 	a.turns = append(a.turns, t)
 	a.mu.Unlock()
-	return []string{"done: " + t.Text}, nil
+	return []chat.Reply{chat.Text("done: " + t.Text)}, nil
 }
 
 func TestStatusOnFreshConversation(t *testing.T) {
@@ -161,11 +162,11 @@ type blocker struct {
 	cause   chan error
 }
 
-func (b *blocker) Respond(ctx context.Context, t conversation.Turn) ([]string, error) {
+func (b *blocker) Respond(ctx context.Context, t conversation.Turn) ([]chat.Reply, error) {
 	close(b.started)
 	<-ctx.Done()
 	b.cause <- context.Cause(ctx)
-	return []string{"finished anyway"}, ctx.Err()
+	return []chat.Reply{chat.Text("finished anyway")}, ctx.Err()
 }
 
 func TestStopBypassesBusyTurn(t *testing.T) {
@@ -289,11 +290,11 @@ type resolver struct {
 	answers []string
 }
 
-func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]string, error) {
+func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.answers = append(r.answers, answer)
-	return []string{"resolved " + p.Body + " with " + answer}, nil
+	return []chat.Reply{chat.Text("resolved " + p.Body + " with " + answer)}, nil
 }
 
 func TestApprovals(t *testing.T) {
@@ -315,6 +316,9 @@ func TestApprovals(t *testing.T) {
 			texts := []string{got[1].Reply.Text, got[2].Reply.Text, got[3].Reply.Text, got[4].Reply.Text}
 			if !strings.Contains(texts[0], "waiting for your approval of: workspace_delete demo") {
 				t.Fatalf("reminder = %q", texts[0])
+			}
+			if acts := got[1].Reply.Actions; len(acts) != 2 || acts[0].Send != "yes" || acts[1].Send != "no" {
+				t.Fatalf("reminder buttons = %+v", acts)
 			}
 			if texts[1] != tc.reply || texts[2] != "resolved workspace_delete demo with "+tc.answer {
 				t.Fatalf("answer replies = %q", texts[1:3])
@@ -422,5 +426,29 @@ func TestRestartReconcilesStaleMode(t *testing.T) {
 	hist, _ := e2.db.ModeHistory(t.Context(), conv)
 	if last := hist[len(hist)-1]; last.Event != "reconciled" || last.From != "WORKING" {
 		t.Fatalf("last transition = %+v", last)
+	}
+}
+
+func TestNotifyKeepsButtonsAndKeyAcrossRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fetch.db")
+	e := start(t, path, conversation.Config{})
+	e.say(t, "/whoami")
+	e.rec.WaitFor(t, 1)
+	e.rec.SetFailing(true)
+	r := chat.Reply{Text: "task t-1 running", Key: "task:t-1", Actions: []chat.Action{{Label: "Stop", Send: "/stop", Style: chat.Danger}}, Files: []chat.File{{Name: "diff.patch", Data: []byte("+x\n")}}}
+	if err := e.mgr.Notify(t.Context(), conv, r); err != nil {
+		t.Fatal(err)
+	}
+	e.mgr.Close(t.Context())
+	e.db.Close()
+
+	e2 := start(t, path, conversation.Config{})
+	got := e2.rec.WaitFor(t, 1)[0].Reply
+	if got.ID == 0 {
+		t.Fatal("redelivered reply has no outbox id")
+	}
+	got.ID = 0
+	if diff := cmp.Diff(r, got); diff != "" {
+		t.Fatalf("redelivered reply (-want +got):\n%s", diff)
 	}
 }

@@ -23,7 +23,7 @@ const helperEnv = "FETCH_TEST_CRASH_DB"
 // hang is an agent that announces its turn and never finishes it.
 type hang struct{}
 
-func (hang) Respond(ctx context.Context, t conversation.Turn) ([]string, error) {
+func (hang) Respond(ctx context.Context, t conversation.Turn) ([]chat.Reply, error) {
 	fmt.Println("TURN-STARTED")
 	select {}
 }

@@ -26,7 +26,7 @@ const mailboxSize = 64
 // LLM. It runs on the conversation's goroutine; ctx is cancelled with
 // ErrStopped when the owner stops the turn.
 type Agent interface {
-	Respond(ctx context.Context, t Turn) ([]string, error)
+	Respond(ctx context.Context, t Turn) ([]chat.Reply, error)
 }
 
 // Turn is one message handed to the agent.
@@ -42,7 +42,7 @@ type Turn struct {
 	Mode *modes.Machine
 	// Notify sends a message to the conversation at once, before the
 	// turn's replies (progress).
-	Notify func(ctx context.Context, text string) error
+	Notify func(ctx context.Context, r chat.Reply) error
 }
 
 // Tasks is what the conversation needs of the task engine.
@@ -57,7 +57,7 @@ type Tasks interface {
 // it (an approved tool call, a harness question); its replies are sent
 // after the instinct's.
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string) ([]string, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
 }
 
 // Config is what a Manager needs. Store, Senders, RoleOf and Logger are
@@ -136,7 +136,12 @@ func (m *Manager) Open(ctx context.Context) error {
 			return fmt.Errorf("conversation: open: %w", err)
 		}
 		for _, msg := range unsent {
-			m.deliver(ctx, m.conv(msg.ConversationID, channel), []int64{msg.ID}, []string{msg.Body})
+			r, err := decode(msg)
+			if err != nil {
+				m.log.Error("unreadable outbox entry; dropped", "outbox", msg.ID, "err", err)
+				continue
+			}
+			m.deliver(ctx, m.conv(msg.ConversationID, channel), []chat.Reply{r})
 		}
 	}
 	live, err := m.cfg.Store.ModesIn(ctx, string(modes.Working), string(modes.Waiting), string(modes.Guarding))
@@ -228,13 +233,18 @@ func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
 	}
 
 	if n := utf8.RuneCountInString(text); n > chat.MaxMessageLen {
-		reply := fmt.Sprintf("That message is %d characters long; the limit is %d. Please send something shorter, or put long text in a file in the workspace.", n, chat.MaxMessageLen)
+		reply := chat.Text(fmt.Sprintf("That message is %d characters long; the limit is %d. Please send something shorter, or put long text in a file in the workspace.", n, chat.MaxMessageLen))
 		kept := fmt.Sprintf("[refused: %d characters]", n)
-		id, dup, err := m.cfg.Store.Refuse(ctx, store.NewInbound{ConversationID: c.id, ExternalID: msg.ExternalID, UserID: msg.UserID, Body: kept}, reply)
+		out, err := encode(reply)
+		if err != nil {
+			return fmt.Errorf("conversation: receive: %w", err)
+		}
+		id, dup, err := m.cfg.Store.Refuse(ctx, store.NewInbound{ConversationID: c.id, ExternalID: msg.ExternalID, UserID: msg.UserID, Body: kept}, out)
 		if err != nil || dup {
 			return err
 		}
-		m.deliver(ctx, c, []int64{id}, []string{reply})
+		reply.ID = id
+		m.deliver(ctx, c, []chat.Reply{reply})
 		return nil
 	}
 
@@ -276,11 +286,9 @@ func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 		}
 	}
 	m.audit(ctx, c.id, it.userID, "stop", r.Reply)
-	ids, err := m.cfg.Store.Complete(ctx, it.msgID, []string{r.Reply})
-	if err != nil {
+	if err := m.complete(ctx, c, it.msgID, []chat.Reply{chat.Text(r.Reply)}); err != nil {
 		return fmt.Errorf("conversation: stop: %w", err)
 	}
-	m.deliver(ctx, c, ids, []string{r.Reply})
 	return nil
 }
 
@@ -299,18 +307,23 @@ func (m *Manager) stopState(ctx context.Context, c *conv, it item) instincts.Sta
 	return st
 }
 
-// Notify sends text to a conversation outside any turn (task progress,
-// reminders), through the outbox.
-func (m *Manager) Notify(ctx context.Context, conversationID, text string) error {
+// Notify sends a message to a conversation outside any turn (task
+// progress, reminders), through the outbox.
+func (m *Manager) Notify(ctx context.Context, conversationID string, r chat.Reply) error {
 	conv, err := m.cfg.Store.Conversation(ctx, conversationID)
 	if err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
 	}
-	ids, err := m.cfg.Store.AddOutbound(ctx, conversationID, text)
+	out, err := encode(r)
 	if err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
 	}
-	m.deliver(ctx, m.conv(conv.ID, conv.Channel), ids, []string{text})
+	ids, err := m.cfg.Store.AddOutbound(ctx, conversationID, out)
+	if err != nil {
+		return fmt.Errorf("conversation: notify: %w", err)
+	}
+	r.ID = ids[0]
+	m.deliver(ctx, m.conv(conv.ID, conv.Channel), []chat.Reply{r})
 	return nil
 }
 
@@ -369,9 +382,30 @@ func (m *Manager) enqueue(ctx context.Context, c *conv, it item) error {
 	}
 }
 
+// complete marks an inbound message handled with its replies queued in the
+// outbox, then delivers them.
+func (m *Manager) complete(ctx context.Context, c *conv, msgID int64, replies []chat.Reply) error {
+	out := make([]store.Outgoing, len(replies))
+	for i, r := range replies {
+		var err error
+		if out[i], err = encode(r); err != nil {
+			return err
+		}
+	}
+	ids, err := m.cfg.Store.Complete(ctx, msgID, out)
+	if err != nil {
+		return err
+	}
+	for i := range replies {
+		replies[i].ID = ids[i]
+	}
+	m.deliver(ctx, c, replies)
+	return nil
+}
+
 // deliver sends stored outbound messages in order and marks each sent.
 // A failed send stays in the outbox for the next start.
-func (m *Manager) deliver(ctx context.Context, c *conv, ids []int64, texts []string) {
+func (m *Manager) deliver(ctx context.Context, c *conv, replies []chat.Reply) {
 	sender := m.cfg.Senders[c.channel]
 	if sender == nil {
 		m.log.Warn("no sender for channel; replies stay in the outbox", "channel", c.channel, "conversation", c.id)
@@ -379,13 +413,13 @@ func (m *Manager) deliver(ctx context.Context, c *conv, ids []int64, texts []str
 	}
 	c.deliverMu.Lock()
 	defer c.deliverMu.Unlock()
-	for i, id := range ids {
-		if err := sender.Send(ctx, c.id, chat.Reply{ID: id, Text: texts[i]}); err != nil {
-			m.log.Error("send reply", "conversation", c.id, "outbox", id, "err", err)
+	for _, r := range replies {
+		if err := sender.Send(ctx, c.id, r); err != nil {
+			m.log.Error("send reply", "conversation", c.id, "outbox", r.ID, "err", err)
 			return
 		}
-		if err := m.cfg.Store.MarkSent(context.WithoutCancel(ctx), id); err != nil {
-			m.log.Error("mark reply sent", "conversation", c.id, "outbox", id, "err", err)
+		if err := m.cfg.Store.MarkSent(context.WithoutCancel(ctx), r.ID); err != nil {
+			m.log.Error("mark reply sent", "conversation", c.id, "outbox", r.ID, "err", err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/modes"
 )
@@ -122,20 +123,18 @@ func (s *session) handle(ctx context.Context, it item) {
 		// Shutting down: leave the message unhandled for the next start.
 		return
 	}
-	ids, err := s.m.cfg.Store.Complete(ctx, it.msgID, replies)
-	if err != nil {
+	if err := s.m.complete(ctx, s.c, it.msgID, replies); err != nil {
 		log.Error("complete message", "message", it.msgID, "err", err)
 		return
 	}
 	if len(replies) > 0 {
-		s.asked = strings.HasSuffix(strings.TrimSpace(replies[len(replies)-1]), "?")
+		s.asked = strings.HasSuffix(strings.TrimSpace(replies[len(replies)-1].Text), "?")
 	}
-	s.m.deliver(ctx, s.c, ids, replies)
 }
 
 // respond decides what a message means and answers it: instincts first,
 // then what the mode makes of it, then intent and the agent.
-func (s *session) respond(ctx context.Context, it item) []string {
+func (s *session) respond(ctx context.Context, it item) []chat.Reply {
 	if s.mode.Current() == modes.Resting {
 		if err := s.mode.Fire(ctx, modes.Woke, "message from "+it.userID); err != nil {
 			s.m.log.Error("wake", "conversation", s.c.id, "err", err)
@@ -152,20 +151,20 @@ func (s *session) respond(ctx context.Context, it item) []string {
 		// Whatever the owner writes while Fetch waits is the answer.
 		return s.answer(ctx, it, *prompt, it.text)
 	case prompt != nil && prompt.Kind == store.Approval:
-		return []string{"I'm waiting for your approval of: " + prompt.Body + "\nAnswer yes or no (or /stop)."}
+		return []chat.Reply{approvalReminder(prompt.Body)}
 	}
 
 	conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id)
 	if err != nil {
 		s.m.log.Error("load conversation", "conversation", s.c.id, "err", err)
-		return []string{ErrorMessage(err)}
+		return []chat.Reply{chat.Text(ErrorMessage(err))}
 	}
 	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked})
 	if res.Kind == intent.Clarify {
-		return []string{clarifyReply}
+		return []chat.Reply{chat.Text(clarifyReply)}
 	}
 	if s.m.cfg.Agent == nil {
-		return []string{s.m.cfg.NoAgent}
+		return []chat.Reply{chat.Text(s.m.cfg.NoAgent)}
 	}
 	replies, err := s.m.cfg.Agent.Respond(ctx, Turn{
 		ConversationID: s.c.id,
@@ -175,8 +174,8 @@ func (s *session) respond(ctx context.Context, it item) []string {
 		Intent:         res,
 		Workspace:      conv.Workspace,
 		Mode:           s.mode,
-		Notify: func(ctx context.Context, text string) error {
-			return s.m.Notify(ctx, s.c.id, text)
+		Notify: func(ctx context.Context, r chat.Reply) error {
+			return s.m.Notify(ctx, s.c.id, r)
 		},
 	})
 	if err != nil {
@@ -184,9 +183,21 @@ func (s *session) respond(ctx context.Context, it item) []string {
 			return nil
 		}
 		s.m.log.Error("agent", "conversation", s.c.id, "intent", res.Kind, "rule", res.Rule, "err", err)
-		return []string{ErrorMessage(err)}
+		return []chat.Reply{chat.Text(ErrorMessage(err))}
 	}
 	return replies
+}
+
+// approvalReminder answers anything but yes or no while an approval is
+// open, offering the answers as buttons.
+func approvalReminder(body string) chat.Reply {
+	return chat.Reply{
+		Text: "I'm waiting for your approval of: " + body + "\nAnswer yes or no (or /stop).",
+		Actions: []chat.Action{
+			{Label: "Approve", Send: "yes", Style: chat.Primary},
+			{Label: "Deny", Send: "no", Style: chat.Danger},
+		},
+	}
 }
 
 const clarifyReply = "I'm not sure what to do yet. Tell me what should change and where — for example \"fix the failing test in parser_test.go\" or \"add a /health endpoint to the API\"."
@@ -242,7 +253,7 @@ func (s *session) expire(ctx context.Context, p store.Prompt) {
 }
 
 // apply carries out an instinct's effect and returns its replies.
-func (s *session) apply(ctx context.Context, it item, r instincts.Response, prompt *store.Prompt) []string {
+func (s *session) apply(ctx context.Context, it item, r instincts.Response, prompt *store.Prompt) []chat.Reply {
 	switch r.Effect {
 	case instincts.None:
 	case instincts.Stop:
@@ -250,28 +261,28 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 		// old process is in flight, but tasks may be.
 		if s.m.cfg.Tasks != nil {
 			if err := s.m.cfg.Tasks.StopAll(ctx, s.c.id); err != nil {
-				return []string{"I could not stop everything: " + ErrorMessage(err)}
+				return []chat.Reply{chat.Text("I could not stop everything: " + ErrorMessage(err))}
 			}
 		}
 	case instincts.Clear:
 		if err := s.m.cfg.Store.ClearHistory(ctx, s.c.id); err != nil {
 			s.m.log.Error("clear history", "conversation", s.c.id, "err", err)
-			return []string{ErrorMessage(err)}
+			return []chat.Reply{chat.Text(ErrorMessage(err))}
 		}
 		s.asked = false
 		s.m.audit(ctx, s.c.id, it.userID, "clear", "")
 	case instincts.Answer:
-		return append([]string{r.Reply}, s.answer(ctx, it, *prompt, r.Answer)[1:]...)
+		return append([]chat.Reply{chat.Text(r.Reply)}, s.answer(ctx, it, *prompt, r.Answer)[1:]...)
 	}
-	return []string{r.Reply}
+	return []chat.Reply{chat.Text(r.Reply)}
 }
 
 // answer resolves the open prompt with the owner's answer, moves the mode
 // on, and lets the Resolver continue. The first reply acknowledges.
-func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer string) []string {
+func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer string) []chat.Reply {
 	if err := s.m.cfg.Store.ResolvePrompt(ctx, p.ID, answer); err != nil {
 		s.m.log.Error("resolve prompt", "conversation", s.c.id, "err", err)
-		return []string{ErrorMessage(err)}
+		return []chat.Reply{chat.Text(ErrorMessage(err))}
 	}
 	s.m.audit(ctx, s.c.id, it.userID, "answer_"+string(p.Kind), answer)
 	var err error
@@ -286,12 +297,12 @@ func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer st
 	if err != nil {
 		s.m.log.Error("mode after answer", "conversation", s.c.id, "err", err)
 	}
-	replies := []string{"Thanks, passing that on."}
+	replies := []chat.Reply{chat.Text("Thanks, passing that on.")}
 	if s.m.cfg.Resolver != nil {
 		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer)
 		if err != nil {
 			s.m.log.Error("resolve", "conversation", s.c.id, "err", err)
-			more = []string{ErrorMessage(err)}
+			more = []chat.Reply{chat.Text(ErrorMessage(err))}
 		}
 		replies = append(replies, more...)
 	}

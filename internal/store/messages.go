@@ -26,9 +26,11 @@ type Message struct {
 	ExternalID string
 	UserID     string
 	Body       string
-	CreatedAt  time.Time
-	HandledAt  *time.Time
-	SentAt     *time.Time
+	// Extra is the rest of an outbound message, opaque to the store.
+	Extra     string
+	CreatedAt time.Time
+	HandledAt *time.Time
+	SentAt    *time.Time
 	// InHistory is false for messages kept only for bookkeeping (refused,
 	// cleared) that must not be shown to the model as history.
 	InHistory bool
@@ -79,11 +81,17 @@ func (db *DB) AddInbound(ctx context.Context, m NewInbound) (id int64, dup bool,
 	return id, dup, nil
 }
 
+// Outgoing is an outbound message to queue.
+type Outgoing struct {
+	Body  string
+	Extra string
+}
+
 // Complete marks an inbound message handled and queues its replies in the
 // outbox, in one transaction: after a crash either both happened or
 // neither did. It returns the outbox ids of the replies, in order.
 // Completing a message twice is an ErrConflict.
-func (db *DB) Complete(ctx context.Context, inboundID int64, replies []string) ([]int64, error) {
+func (db *DB) Complete(ctx context.Context, inboundID int64, replies []Outgoing) ([]int64, error) {
 	var ids []int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var conv string
@@ -107,11 +115,11 @@ func (db *DB) Complete(ctx context.Context, inboundID int64, replies []string) (
 
 // AddOutbound queues messages that answer no particular inbound message
 // (notifications, task progress) in the outbox.
-func (db *DB) AddOutbound(ctx context.Context, conversationID string, bodies ...string) ([]int64, error) {
+func (db *DB) AddOutbound(ctx context.Context, conversationID string, msgs ...Outgoing) ([]int64, error) {
 	var ids []int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		ids, err = addOutbound(ctx, tx, conversationID, db.now(), bodies)
+		ids, err = addOutbound(ctx, tx, conversationID, db.now(), msgs)
 		return err
 	})
 	if err != nil {
@@ -120,11 +128,11 @@ func (db *DB) AddOutbound(ctx context.Context, conversationID string, bodies ...
 	return ids, nil
 }
 
-func addOutbound(ctx context.Context, tx *sql.Tx, conv, now string, bodies []string) ([]int64, error) {
-	ids := make([]int64, 0, len(bodies))
-	for _, b := range bodies {
+func addOutbound(ctx context.Context, tx *sql.Tx, conv, now string, msgs []Outgoing) ([]int64, error) {
+	ids := make([]int64, 0, len(msgs))
+	for _, m := range msgs {
 		res, err := tx.ExecContext(ctx,
-			"INSERT INTO messages (conversation_id, direction, body, created_at) VALUES (?, 'out', ?, ?)", conv, b, now)
+			"INSERT INTO messages (conversation_id, direction, body, extra, created_at) VALUES (?, 'out', ?, ?, ?)", conv, m.Body, m.Extra, now)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +155,7 @@ func (db *DB) MarkSent(ctx context.Context, id int64) error {
 	return nil
 }
 
-const messageColumns = "id, conversation_id, direction, COALESCE(external_id, ''), user_id, body, created_at, handled_at, sent_at, in_history"
+const messageColumns = "id, conversation_id, direction, COALESCE(external_id, ''), user_id, body, extra, created_at, handled_at, sent_at, in_history"
 
 func scanMessages(rows *sql.Rows) ([]Message, error) {
 	defer rows.Close()
@@ -156,7 +164,7 @@ func scanMessages(rows *sql.Rows) ([]Message, error) {
 		var m Message
 		var created string
 		var handled, sent sql.NullString
-		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Direction, &m.ExternalID, &m.UserID, &m.Body, &created, &handled, &sent, &m.InHistory); err != nil {
+		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Direction, &m.ExternalID, &m.UserID, &m.Body, &m.Extra, &created, &handled, &sent, &m.InHistory); err != nil {
 			return nil, err
 		}
 		m.CreatedAt = parseTime(created)
@@ -218,7 +226,7 @@ func (db *DB) ClearHistory(ctx context.Context, conversationID string) error {
 // instance) as already handled and out of history, with its one reply
 // queued, in one transaction. body is what is kept of the message. A
 // duplicate of an earlier message stores nothing and returns dup = true.
-func (db *DB) Refuse(ctx context.Context, m NewInbound, reply string) (replyID int64, dup bool, err error) {
+func (db *DB) Refuse(ctx context.Context, m NewInbound, reply Outgoing) (replyID int64, dup bool, err error) {
 	var ext any
 	if m.ExternalID != "" {
 		ext = m.ExternalID
@@ -236,7 +244,7 @@ func (db *DB) Refuse(ctx context.Context, m NewInbound, reply string) (replyID i
 			dup = true
 			return nil
 		}
-		ids, err := addOutbound(ctx, tx, m.ConversationID, now, []string{reply})
+		ids, err := addOutbound(ctx, tx, m.ConversationID, now, []Outgoing{reply})
 		if err != nil {
 			return err
 		}

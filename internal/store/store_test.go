@@ -196,11 +196,11 @@ func TestInboxAndOutbox(t *testing.T) {
 	if err != nil || len(un) != 1 || un[0].ID != id {
 		t.Fatalf("unhandled = %+v, %v", un, err)
 	}
-	outs, err := db.Complete(ctx, id, []string{"hi", "there"})
+	outs, err := db.Complete(ctx, id, []store.Outgoing{{Body: "hi"}, {Body: "there", Extra: `{"key":"k"}`}})
 	if err != nil || len(outs) != 2 {
 		t.Fatalf("complete: %v %v", outs, err)
 	}
-	if _, err := db.Complete(ctx, id, []string{"again"}); !errors.Is(err, store.ErrConflict) {
+	if _, err := db.Complete(ctx, id, []store.Outgoing{{Body: "again"}}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second complete: %v; want ErrConflict", err)
 	}
 	un, _ = db.Unhandled(ctx)
@@ -208,7 +208,7 @@ func TestInboxAndOutbox(t *testing.T) {
 		t.Fatalf("still unhandled: %+v", un)
 	}
 	unsent, err := db.Unsent(ctx, "discord")
-	if err != nil || len(unsent) != 2 || unsent[0].Body != "hi" || unsent[1].Body != "there" {
+	if err != nil || len(unsent) != 2 || unsent[0].Body != "hi" || unsent[1].Body != "there" || unsent[1].Extra != `{"key":"k"}` {
 		t.Fatalf("unsent = %+v, %v", unsent, err)
 	}
 	if other, _ := db.Unsent(ctx, "term"); len(other) != 0 {

@@ -17,6 +17,9 @@ CREATE TABLE messages (
     external_id     TEXT,
     user_id         TEXT NOT NULL DEFAULT '',
     body            TEXT NOT NULL,
+    -- extra is the channel-independent rest of an outbound message (edit
+    -- key, buttons, attachments) as its owner encoded it.
+    extra           TEXT NOT NULL DEFAULT '',
     created_at      TEXT NOT NULL,
     handled_at      TEXT,
     sent_at         TEXT,
