@@ -28,7 +28,7 @@ type Message struct {
 type Reply struct {
 	// ID is the outbox id of the reply; a channel may use it to deliver
 	// each reply at most once.
-	ID   int64 `json:"-"`
+	ID   int64  `json:"-"`
 	Text string `json:"-"`
 	// Key, when set, names a message that this reply replaces: a channel
 	// that can edit messages edits the one it sent earlier under the same
