@@ -1,0 +1,156 @@
+package llm_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/fetch-dev/fetch/internal/testkit"
+)
+
+func client(t *testing.T, f *testkit.OpenRouter, mod func(*llm.Config)) *llm.Client {
+	t.Helper()
+	cfg := llm.Config{BaseURL: f.URL(), APIKey: testkit.OpenRouterKey, Model: "test/model", BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var hello = llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "hello"}}}
+
+func TestRetriesServerErrorsThenAnswers(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(testkit.Fail(500), testkit.Fail(500), testkit.Say("hi there"))
+	resp, err := client(t, f, nil).Complete(t.Context(), hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "hi there" || len(f.Requests()) != 3 {
+		t.Fatalf("answer %q after %d requests; want one answer after 3", resp.Message.Content, len(f.Requests()))
+	}
+	if resp.Usage.PromptTokens != 100 || resp.Usage.CompletionTokens != 20 {
+		t.Fatalf("usage = %+v", resp.Usage)
+	}
+}
+
+func TestGivesUpAfterThreeRetries(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(testkit.Fail(502), testkit.Fail(503), testkit.Fail(500), testkit.Fail(500))
+	_, err := client(t, f, nil).Complete(t.Context(), hello)
+	var e *llm.Error
+	if !errors.As(err, &e) || !errors.Is(err, llm.ErrUnavailable) || e.Attempts != 4 || len(f.Requests()) != 4 {
+		t.Fatalf("err = %v after %d requests; want ErrUnavailable after 4", err, len(f.Requests()))
+	}
+}
+
+func TestUnauthorizedIsNotRetriedAndLeaksNothing(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	c, err := llm.New(llm.Config{BaseURL: f.URL(), APIKey: "sk-or-wrong-key-secret", Model: "m", BaseDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(t.Context(), hello)
+	if !errors.Is(err, llm.ErrAuth) || len(f.Requests()) != 1 {
+		t.Fatalf("err = %v after %d requests; want ErrAuth after 1", err, len(f.Requests()))
+	}
+	for _, text := range []string{err.Error(), llm.UserMessage(err)} {
+		if strings.Contains(text, "sk-or-wrong-key-secret") || strings.Contains(text, "provider said") || strings.Contains(text, "No auth credentials") {
+			t.Errorf("%q leaks the key or the provider's body", text)
+		}
+	}
+	if !strings.Contains(llm.UserMessage(err), "OPENROUTER_API_KEY") {
+		t.Errorf("user message %q does not say what to fix", llm.UserMessage(err))
+	}
+}
+
+func TestOtherClientErrorsAreNotRetried(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(testkit.Fail(400))
+	_, err := client(t, f, nil).Complete(t.Context(), hello)
+	if !errors.Is(err, llm.ErrRejected) || len(f.Requests()) != 1 {
+		t.Fatalf("err = %v after %d requests", err, len(f.Requests()))
+	}
+	if strings.Contains(llm.UserMessage(err), "raw provider body") || strings.Contains(err.Error(), "raw provider body") {
+		t.Fatalf("raw body reaches the owner: %q / %q", err, llm.UserMessage(err))
+	}
+}
+
+func TestRateLimitHonoursRetryAfter(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(testkit.Step{Status: http.StatusTooManyRequests, RetryAfter: "0"}, testkit.Say("ok"))
+	if _, err := client(t, f, nil).Complete(t.Context(), hello); err != nil || len(f.Requests()) != 2 {
+		t.Fatalf("err = %v after %d requests", err, len(f.Requests()))
+	}
+	// A Retry-After longer than the longest wait is not waited for.
+	g := testkit.NewOpenRouter(t)
+	g.Script(testkit.Step{Status: http.StatusTooManyRequests, RetryAfter: "3600"})
+	_, err := client(t, g, nil).Complete(t.Context(), hello)
+	if !errors.Is(err, llm.ErrRateLimited) || len(g.Requests()) != 1 {
+		t.Fatalf("err = %v after %d requests; want ErrRateLimited at once", err, len(g.Requests()))
+	}
+}
+
+func TestTimeoutIsRetried(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(testkit.Step{Delay: 2 * time.Second, Text: "late"}, testkit.Say("on time"))
+	resp, err := client(t, f, func(c *llm.Config) { c.Timeout = 100 * time.Millisecond }).Complete(t.Context(), hello)
+	if err != nil || resp.Message.Content != "on time" {
+		t.Fatalf("resp %q err %v", resp.Message.Content, err)
+	}
+}
+
+func TestToolCallsAndEmptyArguments(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(testkit.Use(testkit.Call{ID: "c1", Name: "workspace_list", Arguments: ""}), testkit.Say("done"))
+	c := client(t, f, nil)
+	tools := []llm.Tool{{Name: "workspace_list", Description: "list", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}
+	resp, err := c.Complete(t.Context(), llm.Request{Messages: hello.Messages, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "workspace_list" || resp.Message.ToolCalls[0].Arguments != "" {
+		t.Fatalf("calls = %+v", resp.Message.ToolCalls)
+	}
+	// Sending the call back with its empty arguments goes out as "{}".
+	msgs := append(append([]llm.Message{}, hello.Messages...), resp.Message, llm.Message{Role: llm.ToolRole, ToolCallID: "c1", Content: "[]"})
+	if _, err := c.Complete(t.Context(), llm.Request{Messages: msgs, Tools: tools}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Requests()[1].Body.Messages[1].ToolCalls[0].Function.Arguments; got != "{}" {
+		t.Fatalf("resent arguments = %q; want {}", got)
+	}
+	if got := f.Requests()[0].Tools(); len(got) != 1 || got[0] != "workspace_list" {
+		t.Fatalf("tools offered = %v", got)
+	}
+}
+
+func TestStreamingAssemblesTheAnswer(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(
+		testkit.Step{Text: "Looking at the workspaces now.", Calls: []testkit.Call{{ID: "c1", Name: "workspace_status", Arguments: `{"name":"demo"}`}}, PromptTokens: 7, CompletionTokens: 3, Cost: 0.25},
+		testkit.Step{Text: "cut short", Truncate: true},
+	)
+	c := client(t, f, func(c *llm.Config) { c.Stream = true })
+	resp, err := c.Complete(t.Context(), hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "Looking at the workspaces now." || len(resp.Message.ToolCalls) != 1 ||
+		resp.Message.ToolCalls[0].Arguments != `{"name":"demo"}` || resp.FinishReason != "tool_calls" || resp.Usage.Cost != 0.25 {
+		t.Fatalf("assembled %+v", resp)
+	}
+	if !f.Requests()[0].Body.Stream {
+		t.Fatal("request did not ask for a stream")
+	}
+	if _, err := c.Complete(t.Context(), hello); !errors.Is(err, llm.ErrBadResponse) {
+		t.Fatalf("truncated stream: err = %v; want ErrBadResponse", err)
+	}
+}

@@ -1,0 +1,385 @@
+package testkit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	openrouter "github.com/revrost/go-openrouter"
+)
+
+// OpenRouterKey is the API key the fake OpenRouter accepts.
+const OpenRouterKey = "sk-or-test-0123456789abcdef"
+
+// Call is a scripted tool call. Arguments is sent exactly as given, so a
+// script can send "", "{}", whitespace or broken JSON.
+type Call struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Step is one scripted answer of the fake OpenRouter.
+type Step struct {
+	// Text is the assistant's content.
+	Text string
+	// Calls are the tool calls the assistant makes.
+	Calls []Call
+	// Status, when not 0 or 200, answers with this HTTP status and Body
+	// (an OpenRouter error object when Body is empty).
+	Status int
+	Body   string
+	// RetryAfter is sent as the Retry-After header when not empty.
+	RetryAfter string
+	// Delay holds the answer back (for timeouts).
+	Delay time.Duration
+	// Truncate ends a streamed answer before its finish reason.
+	Truncate bool
+	// PromptTokens, CompletionTokens and Cost are reported as usage.
+	PromptTokens, CompletionTokens int
+	Cost                           float64
+}
+
+// Say is a text answer.
+func Say(text string) Step { return Step{Text: text, PromptTokens: 100, CompletionTokens: 20} }
+
+// Use is an answer that calls tools.
+func Use(calls ...Call) Step { return Step{Calls: calls, PromptTokens: 100, CompletionTokens: 20} }
+
+// Fail is an HTTP error answer.
+func Fail(status int) Step { return Step{Status: status} }
+
+// Request is one request the fake received.
+type Request struct {
+	Header http.Header
+	Body   openrouter.ChatCompletionRequest
+	Raw    string
+	// Violation is why the request's message order is invalid, "" when
+	// it is valid.
+	Violation string
+}
+
+// Tools are the names of the tools offered.
+func (r Request) Tools() []string {
+	var out []string
+	for _, t := range r.Body.Tools {
+		if t.Function != nil {
+			out = append(out, t.Function.Name)
+		}
+	}
+	return out
+}
+
+// System is the system message's text.
+func (r Request) System() string {
+	for _, m := range r.Body.Messages {
+		if m.Role == "system" {
+			return m.Content.Text
+		}
+	}
+	return ""
+}
+
+// OpenRouter is a fake of OpenRouter's chat completions API
+// (POST /api/v1/chat/completions), driven by the real go-openrouter client
+// through the Fetch LLM client. Each test scripts its answers; every
+// request is recorded, and one whose tool-message order a provider would
+// reject is answered 400 and fails the test at cleanup.
+type OpenRouter struct {
+	t   testing.TB
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	script   []Step
+	requests []Request
+	calls    int
+}
+
+// NewOpenRouter starts the fake on 127.0.0.1; it stops at test cleanup,
+// which also fails the test for requests with an invalid message order or
+// that found no scripted answer.
+func NewOpenRouter(t testing.TB) *OpenRouter {
+	t.Helper()
+	f := &OpenRouter{t: t}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(func() {
+		f.srv.Close()
+		for i, r := range f.Requests() {
+			if r.Violation != "" {
+				t.Errorf("fake openrouter: request %d has an invalid message order: %s", i, r.Violation)
+			}
+		}
+	})
+	return f
+}
+
+// URL is the base URL to give the client (FETCH_LLM_URL).
+func (f *OpenRouter) URL() string { return f.srv.URL + "/api/v1" }
+
+// Script appends answers, given in order to the next requests.
+func (f *OpenRouter) Script(steps ...Step) {
+	f.mu.Lock()
+	f.script = append(f.script, steps...)
+	f.mu.Unlock()
+}
+
+// Requests returns every request received so far.
+func (f *OpenRouter) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.requests...)
+}
+
+// Pending is how many scripted answers are still unused.
+func (f *OpenRouter) Pending() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.script)
+}
+
+func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/api/v1/chat/completions" {
+		http.Error(w, `{"error":{"code":404,"message":"no such route"}}`, http.StatusNotFound)
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body openrouter.ChatCompletionRequest
+	if err := json.Unmarshal(raw, &body); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body")
+		return
+	}
+	req := Request{Header: r.Header.Clone(), Body: body, Raw: string(raw), Violation: validOrder(raw)}
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	if r.Header.Get("Authorization") != "Bearer "+OpenRouterKey {
+		f.mu.Unlock()
+		writeError(w, http.StatusUnauthorized, "No auth credentials found (provider said: key "+r.Header.Get("Authorization")+" invalid)")
+		return
+	}
+	if req.Violation != "" {
+		f.mu.Unlock()
+		writeError(w, http.StatusBadRequest, "Provider returned error: "+req.Violation)
+		return
+	}
+	if len(f.script) == 0 {
+		f.mu.Unlock()
+		f.t.Errorf("fake openrouter: request %d found no scripted answer", len(f.requests)-1)
+		writeError(w, http.StatusInternalServerError, "fake: no scripted answer")
+		return
+	}
+	step := f.script[0]
+	f.script = f.script[1:]
+	f.calls++
+	id := fmt.Sprintf("gen-%d", f.calls)
+	f.mu.Unlock()
+
+	if step.Delay > 0 {
+		select {
+		case <-time.After(step.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if step.RetryAfter != "" {
+		w.Header().Set("Retry-After", step.RetryAfter)
+	}
+	if step.Status != 0 && step.Status != http.StatusOK {
+		if step.Body != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(step.Status)
+			io.WriteString(w, step.Body)
+			return
+		}
+		writeError(w, step.Status, fmt.Sprintf("Upstream provider error %d: raw provider body with internals", step.Status))
+		return
+	}
+	if body.Stream {
+		f.stream(w, id, body.Model, step)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": step.Text}
+	finish := "stop"
+	if len(step.Calls) > 0 {
+		msg["tool_calls"] = wireCalls(step.Calls, false)
+		finish = "tool_calls"
+	}
+	writeJSON(w, map[string]any{
+		"id": id, "object": "chat.completion", "created": 1, "model": body.Model, "provider": "fake",
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   usage(step),
+	})
+}
+
+// stream answers as server-sent events: content in small deltas, tool
+// calls by index with their arguments split, then the finish reason and
+// usage, then [DONE] — unless the step truncates the stream.
+func (f *OpenRouter) stream(w http.ResponseWriter, id, model string, step Step) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any, u any) map[string]any {
+		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		if u != nil {
+			c["usage"] = u
+		}
+		return c
+	}
+	io.WriteString(w, ": OPENROUTER PROCESSING\n\n")
+	for _, part := range splitEvery(step.Text, 7) {
+		send(chunk(map[string]any{"role": "assistant", "content": part}, nil, nil))
+	}
+	for i, c := range step.Calls {
+		head, tail := c.Arguments, ""
+		if len(head) > 4 {
+			head, tail = c.Arguments[:len(c.Arguments)/2], c.Arguments[len(c.Arguments)/2:]
+		}
+		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": head}}}}, nil, nil))
+		if tail != "" {
+			send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": tail}}}}, nil, nil))
+		}
+	}
+	if step.Truncate {
+		return
+	}
+	finish := "stop"
+	if len(step.Calls) > 0 {
+		finish = "tool_calls"
+	}
+	send(chunk(map[string]any{}, finish, usage(step)))
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+func splitEvery(s string, n int) []string {
+	var out []string
+	r := []rune(s)
+	for len(r) > 0 {
+		k := min(n, len(r))
+		out = append(out, string(r[:k]))
+		r = r[k:]
+	}
+	return out
+}
+
+func wireCalls(calls []Call, _ bool) []any {
+	out := make([]any, len(calls))
+	for i, c := range calls {
+		out[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+	}
+	return out
+}
+
+func usage(s Step) map[string]any {
+	return map[string]any{"prompt_tokens": s.PromptTokens, "completion_tokens": s.CompletionTokens,
+		"total_tokens": s.PromptTokens + s.CompletionTokens, "cost": s.Cost}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg}})
+}
+
+// validOrder checks what providers check of a chat: system messages only
+// first; every assistant message with tool calls followed at once by
+// exactly one tool message per call id; no tool message anywhere else; a
+// non-empty JSON object as every tool call's arguments. It returns "" for a
+// valid request.
+func validOrder(raw []byte) string {
+	var body struct {
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string  `json:"name"`
+					Arguments *string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return "body: " + err.Error()
+	}
+	ms := body.Messages
+	if len(ms) == 0 {
+		return "no messages"
+	}
+	open := map[string]bool{}
+	for i, m := range ms {
+		if len(open) > 0 && m.Role != "tool" {
+			return fmt.Sprintf("message %d (%s) comes before the results of tool calls %v", i, m.Role, keys(open))
+		}
+		switch m.Role {
+		case "system":
+			if i > 0 && ms[i-1].Role != "system" {
+				return fmt.Sprintf("message %d: system message after the start", i)
+			}
+		case "user":
+			if len(m.Content) == 0 || string(m.Content) == `""` || string(m.Content) == "null" {
+				return fmt.Sprintf("message %d: empty user message", i)
+			}
+		case "assistant":
+			for _, c := range m.ToolCalls {
+				if c.ID == "" {
+					return fmt.Sprintf("message %d: tool call without id", i)
+				}
+				if c.Function.Arguments == nil || strings.TrimSpace(*c.Function.Arguments) == "" {
+					return fmt.Sprintf("message %d: tool call %s has no arguments", i, c.ID)
+				}
+				var obj map[string]any
+				if json.Unmarshal([]byte(*c.Function.Arguments), &obj) != nil {
+					return fmt.Sprintf("message %d: tool call %s arguments are not a JSON object: %q", i, c.ID, *c.Function.Arguments)
+				}
+				if open[c.ID] {
+					return fmt.Sprintf("message %d: duplicate tool call id %s", i, c.ID)
+				}
+				open[c.ID] = true
+			}
+			if len(m.ToolCalls) == 0 && (len(m.Content) == 0 || string(m.Content) == `""` || string(m.Content) == "null") {
+				return fmt.Sprintf("message %d: empty assistant message", i)
+			}
+		case "tool":
+			if !open[m.ToolCallID] {
+				return fmt.Sprintf("message %d: tool result for %q, which is not an open call of the previous assistant message", i, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+		default:
+			return fmt.Sprintf("message %d: unknown role %q", i, m.Role)
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Sprintf("tool calls %v have no results", keys(open))
+	}
+	if last := ms[len(ms)-1].Role; last != "user" && last != "tool" {
+		return fmt.Sprintf("the last message is %s; a completion continues from user or tool", last)
+	}
+	return ""
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
