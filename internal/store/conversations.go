@@ -14,6 +14,9 @@ type Conversation struct {
 	Channel   string
 	UserID    string
 	Workspace string
+	// Autonomy is how much Fetch decides on its own here: "supervised",
+	// "cautious" (the default) or "autonomous".
+	Autonomy  string
 	CreatedAt time.Time
 }
 
@@ -34,8 +37,8 @@ func (db *DB) Conversation(ctx context.Context, id string) (Conversation, error)
 	var c Conversation
 	var created string
 	err := db.db.QueryRowContext(ctx,
-		"SELECT id, channel, user_id, workspace, created_at FROM conversations WHERE id = ?", id).
-		Scan(&c.ID, &c.Channel, &c.UserID, &c.Workspace, &created)
+		"SELECT id, channel, user_id, workspace, autonomy, created_at FROM conversations WHERE id = ?", id).
+		Scan(&c.ID, &c.Channel, &c.UserID, &c.Workspace, &c.Autonomy, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Conversation{}, fmt.Errorf("store: conversation %s: %w", id, ErrNotFound)
 	}
@@ -54,6 +57,18 @@ func (db *DB) SetWorkspace(ctx context.Context, id, workspace string) error {
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("store: set workspace of %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetAutonomy records how much Fetch decides on its own in a conversation.
+func (db *DB) SetAutonomy(ctx context.Context, id, autonomy string) error {
+	res, err := db.db.ExecContext(ctx, "UPDATE conversations SET autonomy = ? WHERE id = ?", autonomy, id)
+	if err != nil {
+		return fmt.Errorf("store: set autonomy of %s: %w", id, describe(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: set autonomy of %s: %w", id, ErrNotFound)
 	}
 	return nil
 }
