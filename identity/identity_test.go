@@ -1,6 +1,7 @@
 package identity_test
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func open(t *testing.T, dir string) *identity.Set {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := s.Close(t.Context()); err != nil {
+		if err := s.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
