@@ -20,7 +20,43 @@ const (
 	Clear Effect = "clear"
 	// Answer: resolve the open prompt with Response.Answer.
 	Answer Effect = "answer"
+	// SetAutonomy: store Response.Autonomy as the conversation's level.
+	SetAutonomy Effect = "set_autonomy"
 )
+
+// Autonomy is how much Fetch decides on its own in a conversation.
+type Autonomy string
+
+const (
+	// Supervised: every question reaches the owner and every task needs
+	// the owner's approval before it starts.
+	Supervised Autonomy = "supervised"
+	// Cautious (the default): every question reaches the owner; only
+	// dangerous actions need approval.
+	Cautious Autonomy = "cautious"
+	// Autonomous: routine confirmations ("shall I proceed?") are answered
+	// yes by Fetch. Dangerous actions and destructive questions still
+	// reach the owner.
+	Autonomous Autonomy = "autonomous"
+)
+
+// ParseAutonomy reads a level; "" and unknown words are not levels.
+func ParseAutonomy(s string) (Autonomy, bool) {
+	switch a := Autonomy(strings.ToLower(strings.TrimSpace(s))); a {
+	case Supervised, Cautious, Autonomous:
+		return a, true
+	}
+	return "", false
+}
+
+// Spend is today's LLM spend, as /status shows it.
+type Spend struct {
+	Tokens int
+	Cost   float64
+	// TokenBudget and CostBudget are today's limits; 0 when none.
+	TokenBudget int
+	CostBudget  float64
+}
 
 // PromptKind is what an open prompt waits for.
 type PromptKind string
@@ -61,6 +97,10 @@ type State struct {
 	Busy bool
 	// Prompt is the open prompt, nil when none.
 	Prompt *Prompt
+	// Autonomy is the conversation's level; "" reads as Cautious.
+	Autonomy Autonomy
+	// Spend is today's LLM spend, nil when unknown.
+	Spend *Spend
 }
 
 // Response is an instinct's answer.
@@ -71,6 +111,8 @@ type Response struct {
 	Effect   Effect
 	// Answer is the answer for Effect Answer: "yes" or "no".
 	Answer string
+	// Autonomy is the level for Effect SetAutonomy.
+	Autonomy Autonomy
 }
 
 // command is one slash command.
@@ -105,6 +147,7 @@ func New() *Set {
 		{"stop", "/stop", "stop the running task now (also: stop, cancel, abort the task)", stopCommand},
 		{"clear", "/clear", "start a fresh conversation history (keeps the workspace)", clear},
 		{"whoami", "/whoami", "who Fetch thinks you are", whoami},
+		{"autonomy", "/autonomy [supervised|cautious|autonomous]", "show or set how much Fetch decides on its own", autonomy},
 		{"commands", "/commands", "the list of commands", s.commandList},
 		{"approve", "/approve", "approve what Fetch is waiting on (also: yes)", func(_ string, st State) Response { return answer("yes", st) }},
 		{"deny", "/deny", "deny what Fetch is waiting on (also: no)", func(_ string, st State) Response { return answer("no", st) }},
@@ -184,6 +227,19 @@ func status(_ string, st State) Response {
 	if st.Prompt != nil {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))
 	}
+	if st.Spend != nil {
+		fmt.Fprintf(&b, "\nToday: %d tokens, $%.4f", st.Spend.Tokens, st.Spend.Cost)
+		var limits []string
+		if st.Spend.TokenBudget > 0 {
+			limits = append(limits, fmt.Sprintf("%d tokens", st.Spend.TokenBudget))
+		}
+		if st.Spend.CostBudget > 0 {
+			limits = append(limits, fmt.Sprintf("$%.2f", st.Spend.CostBudget))
+		}
+		if len(limits) > 0 {
+			fmt.Fprintf(&b, " of %s", strings.Join(limits, " / "))
+		}
+	}
 	return Response{Instinct: "status", Reply: b.String()}
 }
 
@@ -206,6 +262,33 @@ func clear(_ string, st State) Response {
 		kept = "workspace " + st.Workspace + " kept"
 	}
 	return Response{Instinct: "clear", Effect: Clear, Reply: "History cleared (" + kept + ")."}
+}
+
+func autonomy(args string, st State) Response {
+	cur := st.Autonomy
+	if cur == "" {
+		cur = Cautious
+	}
+	if args == "" {
+		return Response{Instinct: "autonomy", Reply: fmt.Sprintf("Autonomy: %s. Set it with /autonomy supervised, cautious or autonomous.", cur)}
+	}
+	level, ok := ParseAutonomy(args)
+	if !ok {
+		return Response{Instinct: "autonomy", Reply: fmt.Sprintf("%q is not a level. Use /autonomy supervised, cautious or autonomous.", args)}
+	}
+	if st.Role != "owner" {
+		return Response{Instinct: "autonomy", Reply: "Only the owner can change the autonomy level."}
+	}
+	var what string
+	switch level {
+	case Supervised:
+		what = "I'll ask you before every task and pass every question on."
+	case Cautious:
+		what = "I'll pass every question on and ask before anything dangerous."
+	case Autonomous:
+		what = "I'll answer routine confirmations myself; dangerous actions still need your yes."
+	}
+	return Response{Instinct: "autonomy", Effect: SetAutonomy, Autonomy: level, Reply: fmt.Sprintf("Autonomy: %s. %s", level, what)}
 }
 
 func whoami(_ string, st State) Response {

@@ -74,6 +74,9 @@ type Config struct {
 	Tasks Tasks
 	// Resolver is told of answered prompts; nil when nothing asks.
 	Resolver Resolver
+	// Spend reports today's LLM spend for /status; nil when no LLM is
+	// configured.
+	Spend func(ctx context.Context) (*instincts.Spend, error)
 	// RoleOf tells who a sender is on a channel: "" for anyone not
 	// admitted, whose messages are dropped without a reply.
 	RoleOf func(channel, userID string) chat.Role

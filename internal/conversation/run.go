@@ -217,6 +217,14 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 	}
 	if conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id); err == nil {
 		st.Workspace = conv.Workspace
+		st.Autonomy = instincts.Autonomy(conv.Autonomy)
+	}
+	if s.m.cfg.Spend != nil {
+		spend, err := s.m.cfg.Spend(ctx)
+		if err != nil {
+			s.m.log.Error("spend", "conversation", s.c.id, "err", err)
+		}
+		st.Spend = spend
 	}
 	if s.m.cfg.Tasks != nil {
 		t, err := s.m.cfg.Tasks.Running(ctx, s.c.id)
@@ -271,6 +279,12 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 		}
 		s.asked = false
 		s.m.audit(ctx, s.c.id, it.userID, "clear", "")
+	case instincts.SetAutonomy:
+		if err := s.m.cfg.Store.SetAutonomy(ctx, s.c.id, string(r.Autonomy)); err != nil {
+			s.m.log.Error("set autonomy", "conversation", s.c.id, "err", err)
+			return []chat.Reply{chat.Text(ErrorMessage(err))}
+		}
+		s.m.audit(ctx, s.c.id, it.userID, "autonomy", string(r.Autonomy))
 	case instincts.Answer:
 		return append([]chat.Reply{chat.Text(r.Reply)}, s.answer(ctx, it, *prompt, r.Answer)[1:]...)
 	}

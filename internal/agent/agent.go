@@ -1,0 +1,123 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+// Budget limits what the LLM may cost. Zero means no limit.
+type Budget struct {
+	TurnTokens int
+	TurnCost   float64
+	DayTokens  int
+	DayCost    float64
+}
+
+// Config is what an Agent needs. Store, LLM, Identity and Logger are
+// required; without Workspaces or Tasks their tools answer that they are
+// not available.
+type Config struct {
+	Store      *store.DB
+	LLM        Completer
+	Identity   Identities
+	Workspaces Workspaces
+	Tasks      Tasks
+	// Fire queues mode events when the agent continues after an answer.
+	Fire FireFunc
+	// Next resolves prompts that are not the agent's.
+	Next   Resolver
+	Logger *slog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// MaxRounds bounds an action's tool rounds (default 8).
+	MaxRounds int
+	// TurnTime bounds an action's wall time before its final answer
+	// (default 5m).
+	TurnTime time.Duration
+	// HistoryTurns is how many whole turns the model sees; older ones
+	// are summarised (default 12).
+	HistoryTurns int
+	// ApprovalTTL is how long an approval stays open (default 1h).
+	ApprovalTTL time.Duration
+	Budget      Budget
+	// Model names the model in the system prompt.
+	Model string
+}
+
+// Agent is the ReAct loop with its tools.
+type Agent struct {
+	cfg   Config
+	log   *slog.Logger
+	now   func() time.Time
+	tools map[string]*tool
+	order []string
+}
+
+// New builds an Agent.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Store == nil || cfg.LLM == nil || cfg.Identity == nil || cfg.Logger == nil {
+		return nil, fmt.Errorf("agent: new: Store, LLM, Identity and Logger are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxRounds <= 0 {
+		cfg.MaxRounds = 8
+	}
+	if cfg.TurnTime <= 0 {
+		cfg.TurnTime = 5 * time.Minute
+	}
+	if cfg.HistoryTurns <= 0 {
+		cfg.HistoryTurns = 12
+	}
+	if cfg.ApprovalTTL <= 0 {
+		cfg.ApprovalTTL = time.Hour
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, now: cfg.Now}
+	if err := a.register(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Turn is one message for the agent: conversation.Turn without the
+// import.
+type Turn struct {
+	ConversationID string
+	UserID         string
+	Role           chat.Role
+	Text           string
+	Intent         intent.Result
+	// Mode is the conversation's mode machine; the agent fires Guarded,
+	// Asked and TaskStarted on it.
+	Mode *modes.Machine
+	// Notify sends progress to the conversation at once.
+	Notify func(ctx context.Context, r chat.Reply) error
+}
+
+// Respond runs one turn and returns its replies. A failure of the LLM is a
+// reply saying so; the error is for failures of Fetch itself and for a
+// stopped turn.
+func (a *Agent) Respond(ctx context.Context, t Turn) ([]chat.Reply, error) {
+	r, err := a.newRun(ctx, t.ConversationID, t.Intent.Kind)
+	if err != nil {
+		return nil, err
+	}
+	r.mode, r.notify = t.Mode, t.Notify
+	return r.run(ctx, t.Text)
+}
+
+// Autonomy levels, re-exported for readers of this package.
+const (
+	Supervised = instincts.Supervised
+	Cautious   = instincts.Cautious
+	Autonomous = instincts.Autonomous
+)

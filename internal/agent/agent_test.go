@@ -1,0 +1,376 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/agent"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/modes"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var mutating = []string{"workspace_select", "workspace_create", "workspace_delete", "task_create", "task_cancel", "task_respond", "ask_user", "report_progress"}
+
+func TestConversationOffersNoMutatingTools(t *testing.T) {
+	for _, kind := range []intent.Kind{intent.Conversation, intent.Inquiry} {
+		t.Run(string(kind), func(t *testing.T) {
+			r := newRig(t, nil)
+			r.llm.Script(testkit.Say("Hello! Nothing is running."))
+			if got := texts(r.say(kind, "hey fetch, how are you?")); got != "Hello! Nothing is running." {
+				t.Fatalf("reply %q", got)
+			}
+			offered := r.llm.Requests()[0].Tools()
+			if len(offered) == 0 {
+				t.Fatal("no read-only tools offered")
+			}
+			for _, name := range offered {
+				if slices.Contains(mutating, name) {
+					t.Errorf("a %s offers the mutating tool %s", kind, name)
+				}
+			}
+		})
+	}
+}
+
+func TestActionOffersEveryTool(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(testkit.Say("ok"))
+	r.say(intent.Action, "do something")
+	for _, name := range mutating {
+		if !slices.Contains(r.llm.Requests()[0].Tools(), name) {
+			t.Errorf("an action does not offer %s", name)
+		}
+	}
+	// The schemas are generated from the argument types.
+	raw := r.llm.Requests()[0].Raw
+	for _, want := range []string{`"name":"task_create"`, `"required":["goal"]`, `"additionalProperties":false`} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("request lacks %s", want)
+		}
+	}
+}
+
+func TestActionCreatesTaskAndReportsItsID(t *testing.T) {
+	r := newRig(t, nil)
+	r.selectWorkspace("demo")
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "call_1", Name: "task_create", Arguments: `{"goal":"Add a GET /health endpoint returning 200 with a test"}`}),
+		testkit.Say("On it: a harness is adding the health check."),
+	)
+	replies := r.say(intent.Action, "add a health check to the API")
+	if len(r.tasks.created) != 1 {
+		t.Fatalf("tasks created: %+v", r.tasks.created)
+	}
+	task := r.tasks.created[0]
+	if task.Workspace != "demo" || !strings.Contains(task.Goal, "/health") || task.ConversationID != conv {
+		t.Fatalf("task = %+v", task)
+	}
+	if res := r.toolResults(1)["call_1"]; !strings.Contains(res, task.ID) {
+		t.Fatalf("tool result %q lacks the task id %s", res, task.ID)
+	}
+	if len(replies) != 1 || !strings.Contains(replies[0].Text, task.ID) {
+		t.Fatalf("reply %q does not report task %s", texts(replies), task.ID)
+	}
+	if r.mode.Current() != modes.Working {
+		t.Fatalf("mode %s after a task started; want WORKING", r.mode.Current())
+	}
+}
+
+func TestTaskCreateWithoutWorkspace(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "c1", Name: "task_create", Arguments: `{"goal":"fix the tests"}`}),
+		testkit.Say("Which workspace?"),
+	)
+	r.say(intent.Action, "fix the failing tests")
+	res := r.toolResults(1)["c1"]
+	if !strings.HasPrefix(res, "error:") || !strings.Contains(res, "workspace_select") || !strings.Contains(res, "workspace_create") {
+		t.Fatalf("result %q; want an error telling to select or create a workspace", res)
+	}
+	if len(r.tasks.created) != 0 {
+		t.Fatal("a task was created without a workspace")
+	}
+}
+
+func TestEmptyArgumentsAreValid(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "a", Name: "workspace_list", Arguments: "{}"}, testkit.Call{ID: "b", Name: "workspace_list", Arguments: ""}),
+		testkit.Say("You have demo."),
+	)
+	r.say(intent.Inquiry, "which workspaces do I have?")
+	for id, res := range r.toolResults(1) {
+		if strings.HasPrefix(res, "error") || !strings.Contains(res, "demo") {
+			t.Errorf("call %s: result %q; want the list", id, res)
+		}
+	}
+}
+
+func TestBadArgumentsAreResultsAndHistoryStaysValid(t *testing.T) {
+	for name, args := range map[string]string{
+		"300 tabs":      strings.Repeat("\t", 300),
+		"not json":      `{"name": demo`,
+		"array":         `["demo"]`,
+		"unknown field": `{"nme":"demo"}`,
+		"missing name":  `{}`,
+		"trailing":      `{"name":"demo"} {}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.llm.Script(
+				testkit.Use(testkit.Call{ID: "c1", Name: "workspace_select", Arguments: args}),
+				testkit.Say("Sorry, let me fix that."),
+				testkit.Say("Second turn answer."),
+			)
+			r.say(intent.Action, "select demo")
+			res := r.toolResults(1)["c1"]
+			if !strings.HasPrefix(res, "error: workspace_select:") {
+				t.Fatalf("result %q; want an error naming the tool", res)
+			}
+			if name == "missing name" && !strings.Contains(res, "name") {
+				t.Fatalf("result %q does not name the missing field", res)
+			}
+			// The next turn sends the stored history; the fake flags any
+			// invalid order at cleanup.
+			r.say(intent.Conversation, "ok thanks")
+			second := r.llm.Requests()[2].Body.Messages
+			if len(second) != 1+4+1 {
+				t.Fatalf("second turn sent %d messages; want system + 4 of the first turn + user", len(second))
+			}
+			if c, _ := r.db.Conversation(t.Context(), conv); c.Workspace != "" {
+				t.Fatalf("bad arguments changed the workspace to %q", c.Workspace)
+			}
+		})
+	}
+}
+
+func TestUnknownAndDisallowedTools(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "u", Name: "shell_exec", Arguments: `{"cmd":"rm -rf /"}`}, testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"demo"}`}),
+		testkit.Say("I can't do that here."),
+	)
+	r.say(intent.Inquiry, "what's in demo?")
+	res := r.toolResults(1)
+	if !strings.Contains(res["u"], `no tool "shell_exec"`) {
+		t.Errorf("unknown tool result %q", res["u"])
+	}
+	if !strings.Contains(res["d"], "workspace_delete is not available") {
+		t.Errorf("disallowed tool result %q", res["d"])
+	}
+	if !r.ws.has("demo") {
+		t.Fatal("an inquiry deleted a workspace")
+	}
+}
+
+func TestIterationCapEndsWithOneReply(t *testing.T) {
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.MaxRounds = 3 })
+	for i := range 3 {
+		r.llm.Script(testkit.Use(testkit.Call{ID: "c" + string(rune('a'+i)), Name: "workspace_status", Arguments: `{"name":"demo"}`}))
+	}
+	r.llm.Script(testkit.Say("demo is clean; I stopped looking."))
+	replies := r.say(intent.Action, "check demo over and over")
+	reqs := r.llm.Requests()
+	if len(reqs) != 4 || len(reqs[3].Tools()) != 0 || len(reqs[2].Tools()) == 0 {
+		t.Fatalf("%d requests; want 3 with tools and a final one without", len(reqs))
+	}
+	if !strings.Contains(reqs[3].System(), "No more tool calls") {
+		t.Error("the final request does not tell the model to answer")
+	}
+	if len(replies) != 1 || replies[0].Text != "demo is clean; I stopped looking." {
+		t.Fatalf("replies = %q", texts(replies))
+	}
+	// The third identical call draws a warning.
+	if res := r.toolResults(3)["cc"]; !strings.Contains(res, "Warning") {
+		t.Errorf("third identical call: %q; want a warning", res)
+	}
+}
+
+func TestRepeatedCallStopsTheTurn(t *testing.T) {
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.MaxRounds = 10 })
+	for i := range 5 {
+		r.llm.Script(testkit.Use(testkit.Call{ID: "r" + string(rune('0'+i)), Name: "workspace_list", Arguments: "{}"}))
+	}
+	replies := r.say(intent.Action, "list")
+	if len(r.llm.Requests()) != 5 || !strings.Contains(texts(replies), "5 times") {
+		t.Fatalf("%d requests, reply %q; want the turn stopped at the 5th call and the owner told", len(r.llm.Requests()), texts(replies))
+	}
+}
+
+func TestAlternatingCallsWarn(t *testing.T) {
+	r := newRig(t, nil)
+	a := testkit.Call{Name: "workspace_list", Arguments: "{}"}
+	b := testkit.Call{Name: "workspace_status", Arguments: `{"name":"demo"}`}
+	for i, c := range []testkit.Call{a, b, a, b} {
+		c.ID = "x" + string(rune('0'+i))
+		r.llm.Script(testkit.Use(c))
+	}
+	r.llm.Script(testkit.Say("done"))
+	r.say(intent.Action, "look around")
+	if res := r.toolResults(4)["x3"]; !strings.Contains(res, "alternating") {
+		t.Fatalf("A→B→A→B result %q; want a warning", res)
+	}
+}
+
+func TestProviderErrors(t *testing.T) {
+	t.Run("500 500 200", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.llm.Script(testkit.Fail(500), testkit.Fail(500), testkit.Say("Here you go."))
+		replies := r.say(intent.Conversation, "hello")
+		if len(replies) != 1 || replies[0].Text != "Here you go." || len(r.llm.Requests()) != 3 {
+			t.Fatalf("replies %q after %d requests", texts(replies), len(r.llm.Requests()))
+		}
+	})
+	t.Run("401", func(t *testing.T) {
+		r := newRig(t, func(r *rig, c *agent.Config) { c.LLM = r.clientWithKey("sk-or-bad-secret-key") })
+		replies := r.say(intent.Action, "add a health check")
+		text := texts(replies)
+		if len(r.llm.Requests()) != 1 {
+			t.Fatalf("%d requests; a 401 is not retried", len(r.llm.Requests()))
+		}
+		if strings.Contains(text, "sk-or-bad-secret-key") || strings.Contains(text, "provider said") || strings.Contains(text, "No auth") {
+			t.Fatalf("reply leaks the key or the provider's body: %q", text)
+		}
+		if !strings.Contains(text, "OPENROUTER_API_KEY") {
+			t.Fatalf("reply %q does not say what to fix", text)
+		}
+	})
+}
+
+func TestDeleteNeedsApproval(t *testing.T) {
+	for _, answer := range []string{"no", "yes"} {
+		t.Run(answer, func(t *testing.T) {
+			r := newRig(t, nil)
+			r.selectWorkspace("demo")
+			r.llm.Script(
+				testkit.Use(testkit.Call{ID: "del", Name: "workspace_delete", Arguments: `{"name":"demo"}`}),
+			)
+			replies := r.say(intent.Action, "delete the demo workspace")
+			if !r.ws.has("demo") {
+				t.Fatal("deleted before approval")
+			}
+			if r.mode.Current() != modes.Guarding {
+				t.Fatalf("mode %s; want GUARDING", r.mode.Current())
+			}
+			if len(replies) != 1 || !strings.Contains(replies[0].Text, `workspace_delete {"name":"demo"}`) || len(replies[0].Actions) != 2 {
+				t.Fatalf("approval reply %+v; want the full action and two buttons", replies)
+			}
+			p, err := r.db.OpenPrompt(t.Context(), conv)
+			if err != nil || p.Kind != store.Approval || p.ExpiresAt == nil || !strings.Contains(p.Action, `"tool":"workspace_delete"`) {
+				t.Fatalf("prompt %+v, %v", p, err)
+			}
+			if err := r.db.ResolvePrompt(t.Context(), p.ID, answer); err != nil {
+				t.Fatal(err)
+			}
+			if answer == "yes" {
+				r.llm.Script(testkit.Say("demo is gone."))
+			}
+			more, err := r.agent.Resolved(t.Context(), p, answer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch answer {
+			case "no":
+				if !r.ws.has("demo") || len(more) != 0 {
+					t.Fatalf("denied: deleted=%v replies %q", !r.ws.has("demo"), texts(more))
+				}
+			case "yes":
+				if r.ws.has("demo") || !strings.Contains(texts(more), "Deleted workspace demo") {
+					t.Fatalf("approved: still there=%v replies %q", r.ws.has("demo"), texts(more))
+				}
+				if c, _ := r.db.Conversation(t.Context(), conv); c.Workspace != "" {
+					t.Fatalf("deleted workspace still selected: %q", c.Workspace)
+				}
+			}
+		})
+	}
+}
+
+func TestDestructiveQuestionReachesOwnerInAutonomousMode(t *testing.T) {
+	r := newRig(t, nil)
+	if err := r.db.SetAutonomy(t.Context(), conv, string(instincts.Autonomous)); err != nil {
+		t.Fatal(err)
+	}
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "q1", Name: "ask_user", Arguments: `{"question":"Shall I proceed with the plan?"}`}),
+		testkit.Use(testkit.Call{ID: "q2", Name: "ask_user", Arguments: `{"question":"Should I delete workspace demo?"}`}),
+	)
+	replies := r.say(intent.Action, "clean up")
+	if res := r.toolResults(1)["q1"]; !strings.Contains(res, "Proceed") {
+		t.Fatalf("routine confirmation not answered in autonomous mode: %q", res)
+	}
+	if texts(replies) != "Should I delete workspace demo?" {
+		t.Fatalf("reply %q; want the destructive question", texts(replies))
+	}
+	p, err := r.db.OpenPrompt(t.Context(), conv)
+	if err != nil || p.Kind != store.Question || p.Body != "Should I delete workspace demo?" {
+		t.Fatalf("prompt %+v, %v", p, err)
+	}
+	if r.mode.Current() != modes.Waiting {
+		t.Fatalf("mode %s; want WAITING", r.mode.Current())
+	}
+}
+
+func TestCautiousPassesEveryQuestion(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(testkit.Use(testkit.Call{ID: "q", Name: "ask_user", Arguments: `{"question":"Shall I proceed?"}`}))
+	if got := texts(r.say(intent.Action, "go")); got != "Shall I proceed?" {
+		t.Fatalf("reply %q", got)
+	}
+	// The answer continues the turn.
+	p, err := r.db.OpenPrompt(t.Context(), conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.db.ResolvePrompt(t.Context(), p.ID, "yes please")
+	r.llm.Script(testkit.Say("Proceeding."))
+	more, err := r.agent.Resolved(t.Context(), p, "yes please")
+	if err != nil || texts(more) != "Proceeding." {
+		t.Fatalf("continuation %q, %v", texts(more), err)
+	}
+	last := r.llm.Requests()[1].Body.Messages
+	if m := last[len(last)-1]; m.Role != "user" || m.Content.Text != "yes please" {
+		t.Fatalf("the answer did not reach the model: %+v", m)
+	}
+	if !slices.Contains(r.fired, modes.TaskEnded) {
+		t.Fatalf("after the answer with nothing running the mode is not settled: %v", r.fired)
+	}
+}
+
+func TestStopKeepsHistoryValid(t *testing.T) {
+	r := newRig(t, nil)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	stopped := errors.New("stopped by the owner")
+	r.llm.Script(testkit.Use(testkit.Call{ID: "p", Name: "report_progress", Arguments: `{"message":"working on it"}`}))
+	var progress []string
+	_, err := r.agent.Respond(ctx, agent.Turn{ConversationID: conv, Text: "do a long thing", Intent: intent.Result{Kind: intent.Action}, Mode: r.mode,
+		Notify: func(_ context.Context, rep chat.Reply) error {
+			progress = append(progress, rep.Text)
+			cancel(stopped) // the owner sends /stop while the turn runs
+			return nil
+		}})
+	if !errors.Is(err, stopped) {
+		t.Fatalf("err = %v; want the stop cause", err)
+	}
+	if len(progress) != 1 || progress[0] != "working on it" {
+		t.Fatalf("progress = %q", progress)
+	}
+	// The stopped turn is in the history in a valid order: the next
+	// request carries it and the fake checks it.
+	r.llm.Script(testkit.Say("fine"))
+	r.say(intent.Conversation, "still there?")
+	if n := len(r.llm.Requests()[1].Body.Messages); n != 1+4+1 {
+		t.Fatalf("next request has %d messages; want system + the stopped turn (4) + user", n)
+	}
+}

@@ -1,0 +1,180 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+// pendingKind is what an agent's prompt waits for.
+type pendingKind string
+
+const (
+	kindApproval pendingKind = "approval"
+	kindQuestion pendingKind = "question"
+	kindBudget   pendingKind = "budget"
+)
+
+// promptOwner marks prompts the agent opened, in their Action JSON.
+const promptOwner = "agent"
+
+// questionTTL is how long a question to the owner stays open.
+const questionTTL = 24 * time.Hour
+
+// pending is an agent prompt's Action: the full action an approval would
+// allow, or what a question continues.
+type pending struct {
+	By        string          `json:"by"`
+	Kind      pendingKind     `json:"kind"`
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Question  string          `json:"question,omitempty"`
+	// Scope is what a budget pause was over: "turn" or "day".
+	Scope string `json:"scope,omitempty"`
+}
+
+// approveButtons answer an approval.
+var approveButtons = []chat.Action{
+	{Label: "Approve", Send: "yes", Style: chat.Primary},
+	{Label: "Deny", Send: "no", Style: chat.Danger},
+}
+
+// ask opens a prompt for the owner and moves the mode: GUARDING for an
+// approval, WAITING for a question.
+func (r *run) ask(ctx context.Context, kind store.PromptKind, body string, p pending) error {
+	p.By = promptOwner
+	action, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("agent: ask: %w", err)
+	}
+	ttl := questionTTL
+	event := modes.Asked
+	if kind == store.Approval {
+		ttl, event = r.a.cfg.ApprovalTTL, modes.Guarded
+	}
+	exp := r.a.now().Add(ttl)
+	if _, err := r.a.cfg.Store.AddPrompt(ctx, store.Prompt{ConversationID: r.conv, Kind: kind, Body: body, Action: string(action), ExpiresAt: &exp}); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return errors.New("another question to the owner is still open; wait for their answer")
+		}
+		return err
+	}
+	r.fire(ctx, event, body)
+	return nil
+}
+
+// requestApproval turns a dangerous call into an approval prompt showing
+// the full action; the call itself runs only in Resolved, after a yes.
+func (r *run) requestApproval(ctx context.Context, t *tool, p prepared) string {
+	danger := p.danger
+	if danger == "" {
+		danger = "supervised mode: every task needs your approval"
+	}
+	body := fmt.Sprintf("%s\n%s %s", p.describe, t.name, p.args)
+	err := r.ask(ctx, store.Approval, body, pending{Kind: kindApproval, Tool: t.name, Arguments: json.RawMessage(p.args)})
+	if err != nil {
+		r.a.log.Info("approval not opened", "conversation", r.conv, "tool", t.name, "err", err)
+		return fmt.Sprintf("error: %s needs the owner's approval, but it could not be asked: %v", t.name, err)
+	}
+	r.end(fmt.Sprintf("I need your approval for this (%s):\n%s\nApprove?", danger, body), approveButtons)
+	return "Needs the owner's approval (" + danger + "). They have been asked; it has NOT been done. End your turn now."
+}
+
+// Resolved continues after the owner answered one of the agent's prompts:
+// an approved action runs (a denied one does not), a question's answer
+// goes back to the model, a budget pause continues or stops. Prompts the
+// agent did not open go to the next resolver.
+func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+	var act pending
+	if err := json.Unmarshal([]byte(p.Action), &act); err != nil || act.By != promptOwner {
+		if a.cfg.Next != nil {
+			return a.cfg.Next.Resolved(ctx, p, answer)
+		}
+		return nil, nil
+	}
+	r, err := a.newRun(ctx, p.ConversationID, intent.Action)
+	if err != nil {
+		return nil, err
+	}
+	switch act.Kind {
+	case kindApproval:
+		return a.approved(ctx, r, act, answer)
+	case kindQuestion:
+		replies, err := r.run(ctx, answer)
+		a.settle(ctx, r)
+		return replies, err
+	case kindBudget:
+		if answer != "yes" {
+			r.msgs = []llm.Message{{Role: llm.User, Content: "(The owner declined more budget.)"}, {Role: llm.Assistant, Content: "Stopped there."}}
+			r.save(ctx)
+			a.settle(ctx, r)
+			return []chat.Reply{chat.Text("OK, I stopped there.")}, nil
+		}
+		if act.Scope == "day" {
+			b := a.cfg.Budget
+			if err := a.cfg.Store.Grant(ctx, store.Day(a.now()), b.DayTokens, b.DayCost); err != nil {
+				return nil, fmt.Errorf("agent: grant: %w", err)
+			}
+		}
+		replies, err := r.run(ctx, "(The owner allowed more budget. Continue where you stopped.)")
+		a.settle(ctx, r)
+		return replies, err
+	}
+	return nil, fmt.Errorf("agent: prompt %d has an unknown kind %q", p.ID, act.Kind)
+}
+
+// approved carries out an approved action, or records the denial.
+func (a *Agent) approved(ctx context.Context, r *run, act pending, answer string) ([]chat.Reply, error) {
+	desc := act.Tool + " " + string(act.Arguments)
+	if answer != "yes" {
+		r.msgs = []llm.Message{{Role: llm.User, Content: "(The owner denied: " + desc + ")"}, {Role: llm.Assistant, Content: "Understood; I did not do it."}}
+		r.save(ctx)
+		a.audit(ctx, r.conv, "denied", desc)
+		return nil, nil
+	}
+	t := a.tools[act.Tool]
+	if t == nil {
+		return nil, fmt.Errorf("agent: approved tool %q does not exist", act.Tool)
+	}
+	p, err := t.decode(string(act.Arguments))
+	if err != nil {
+		return nil, fmt.Errorf("agent: approved %s: %w", act.Tool, err)
+	}
+	result, err := p.run(ctx, r)
+	if err != nil {
+		result = fmt.Sprintf("%s failed: %v", act.Tool, err)
+	}
+	a.audit(ctx, r.conv, "approved", desc+" → "+result)
+	replies := []chat.Reply{chat.Text(result)}
+	more, err := r.run(ctx, fmt.Sprintf("(The owner approved %s. Result: %s) Continue with the request if anything is left; otherwise confirm in one sentence.", desc, result))
+	return append(replies, more...), err
+}
+
+// settle returns a conversation to ALERT after an answer when nothing is
+// left running or asked: the mode machine moves an answered question to
+// WORKING, which only a task may keep.
+func (a *Agent) settle(ctx context.Context, r *run) {
+	if r.ended || len(r.created) > 0 || a.cfg.Fire == nil {
+		return
+	}
+	if a.cfg.Tasks != nil {
+		if t, err := a.cfg.Tasks.Running(ctx, r.conv); err != nil || t != nil {
+			return
+		}
+	}
+	r.fire(ctx, modes.TaskEnded, "answer handled; nothing running")
+}
+
+func (a *Agent) audit(ctx context.Context, conv, action, detail string) {
+	if err := a.cfg.Store.Audit(context.WithoutCancel(ctx), store.AuditEntry{ConversationID: conv, Actor: "fetch", Action: action, Detail: detail}); err != nil {
+		a.log.Error("audit", "action", action, "err", err)
+	}
+}

@@ -1,0 +1,35 @@
+// Package agent is Fetch's ReAct loop: it answers a message that no
+// instinct took by talking to the LLM with the orchestrator tools
+// (workspaces, tasks, questions to the owner), and keeps each
+// conversation's history, approvals, autonomy level and budgets.
+//
+// The intent shapes a turn: a conversation gets the read-only tools and at
+// most two tool calls, an inquiry the read-only tools for one cycle, an
+// action every tool for at most MaxRounds rounds and TurnTime of wall time;
+// then the model gives one final answer without tools. A tool call that
+// fails for the model — unknown tool, a tool the intent does not allow,
+// arguments that are not a JSON object, a missing workspace — is a result
+// the model reads, never a Go error, so history stays valid. Repeating the
+// same call is warned about at three and stops the turn at five.
+//
+// History is written one whole turn per transaction (user, assistant with
+// tool calls, one result per call, …, assistant), and the window sent to
+// the model holds whole turns only. Older turns are folded into a summary
+// that includes the previous one. /clear (store.ClearHistory) clears the
+// agent's turns too, through a trigger in migration 0003.
+//
+// Dangerous actions (workspace_delete; a task that would discard a branch,
+// force-push or wipe data) never run in the turn: they become an approval
+// prompt with an expiry, the mode goes to GUARDING, and Resolved carries
+// them out only on the owner's yes. Autonomy (supervised, cautious,
+// autonomous) decides who answers routine confirmations; a destructive
+// question always reaches the owner.
+//
+// Concurrency: Respond and Resolved run on the conversation's goroutine
+// (internal/conversation). An *Agent keeps no per-conversation state in
+// memory and is safe for concurrent use across conversations.
+//
+// agent imports llm, identity, store, chat, intent, modes and instincts;
+// the workspace registry and the task engine reach it through the
+// Workspaces and Tasks interfaces declared here.
+package agent

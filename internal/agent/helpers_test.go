@@ -1,0 +1,230 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fetch-dev/fetch/identity"
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/agent"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+const conv = "term:owner"
+
+// rig is an agent wired to a real store, the fake OpenRouter through the
+// real client, and in-memory workspaces and tasks.
+type rig struct {
+	t     *testing.T
+	db    *store.DB
+	llm   *testkit.OpenRouter
+	ws    *memWorkspaces
+	tasks *memTasks
+	agent *agent.Agent
+	mode  *modes.Machine
+	fired []modes.Event
+}
+
+func newRig(t *testing.T, mod func(*rig, *agent.Config)) *rig {
+	t.Helper()
+	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "fetch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.EnsureConversation(t.Context(), conv, "term", "owner"); err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, db: db, llm: testkit.NewOpenRouter(t), ws: newMemWorkspaces("demo"), tasks: &memTasks{}}
+	client, err := llm.New(llm.Config{BaseURL: r.llm.URL(), APIKey: testkit.OpenRouterKey, Model: "test/model", BaseDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.Config{
+		Store: db, LLM: client, Identity: identity.New("", slog.New(slog.DiscardHandler)),
+		Workspaces: r.ws, Tasks: r.tasks, Logger: slog.New(slog.DiscardHandler),
+		Fire: func(_ context.Context, _ string, e modes.Event, _ string) error {
+			r.fired = append(r.fired, e)
+			return nil
+		},
+	}
+	if mod != nil {
+		mod(r, &cfg)
+	}
+	if r.agent, err = agent.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if r.mode, err = modes.Load(t.Context(), db, conv, time.Now); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *rig) say(kind intent.Kind, text string) []chat.Reply {
+	r.t.Helper()
+	replies, err := r.agent.Respond(r.t.Context(), agent.Turn{
+		ConversationID: conv, UserID: "owner", Role: chat.Owner, Text: text,
+		Intent: intent.Result{Kind: kind, Rule: "test"}, Mode: r.mode,
+	})
+	if err != nil {
+		r.t.Fatalf("respond to %q: %v", text, err)
+	}
+	return replies
+}
+
+func (r *rig) selectWorkspace(name string) {
+	r.t.Helper()
+	if err := r.db.SetWorkspace(r.t.Context(), conv, name); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// toolResults are the tool messages of request i, by call id.
+func (r *rig) toolResults(i int) map[string]string {
+	r.t.Helper()
+	reqs := r.llm.Requests()
+	if i >= len(reqs) {
+		r.t.Fatalf("no request %d (have %d)", i, len(reqs))
+	}
+	out := map[string]string{}
+	for _, m := range reqs[i].Body.Messages {
+		if m.Role == "tool" {
+			out[m.ToolCallID] = m.Content.Text
+		}
+	}
+	return out
+}
+
+func texts(rs []chat.Reply) string {
+	var b []string
+	for _, r := range rs {
+		b = append(b, r.Text)
+	}
+	return strings.Join(b, "\n")
+}
+
+// memWorkspaces stands in for the workspace registry.
+type memWorkspaces struct {
+	mu      sync.Mutex
+	names   map[string]bool
+	deleted []string
+}
+
+func newMemWorkspaces(names ...string) *memWorkspaces {
+	m := &memWorkspaces{names: map[string]bool{}}
+	for _, n := range names {
+		m.names[n] = true
+	}
+	return m
+}
+
+func (m *memWorkspaces) List(context.Context) ([]agent.Workspace, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []agent.Workspace
+	for n := range m.names {
+		out = append(out, agent.Workspace{Name: n, ProjectType: "go", Branch: "main"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (m *memWorkspaces) Status(_ context.Context, name string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.names[name] {
+		return "", fmt.Errorf("workspace %q not found", name)
+	}
+	return "on main, clean", nil
+}
+
+func (m *memWorkspaces) Create(_ context.Context, name, template string) (agent.Workspace, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.names[name] {
+		return agent.Workspace{}, fmt.Errorf("workspace %q exists", name)
+	}
+	m.names[name] = true
+	return agent.Workspace{Name: name, ProjectType: template}, nil
+}
+
+func (m *memWorkspaces) Clone(ctx context.Context, name, _ string) (agent.Workspace, error) {
+	return m.Create(ctx, name, "")
+}
+
+func (m *memWorkspaces) Delete(_ context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.names[name] {
+		return fmt.Errorf("workspace %q not found", name)
+	}
+	delete(m.names, name)
+	m.deleted = append(m.deleted, name)
+	return nil
+}
+
+func (m *memWorkspaces) has(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.names[name]
+}
+
+// memTasks stands in for the task engine.
+type memTasks struct {
+	mu      sync.Mutex
+	created []agent.Task
+}
+
+func (m *memTasks) Create(_ context.Context, r agent.TaskRequest) (agent.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := agent.Task{ID: fmt.Sprintf("t-%d", len(m.created)+101), ConversationID: r.ConversationID, Workspace: r.Workspace, Goal: r.Goal, Harness: or(r.Harness, "claude"), State: "running", Branch: "fetch/t"}
+	m.created = append(m.created, t)
+	return t, nil
+}
+
+func (m *memTasks) Get(_ context.Context, id string) (agent.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.created {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	return agent.Task{}, fmt.Errorf("task %s not found", id)
+}
+
+func (m *memTasks) Cancel(context.Context, string) error          { return nil }
+func (m *memTasks) Respond(context.Context, string, string) error { return nil }
+func (m *memTasks) Running(context.Context, string) (*instincts.Task, error) {
+	return nil, nil
+}
+
+func or(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+// clientWithKey is a client of the rig's fake that sends key.
+func (r *rig) clientWithKey(key string) *llm.Client {
+	r.t.Helper()
+	c, err := llm.New(llm.Config{BaseURL: r.llm.URL(), APIKey: key, Model: "test/model", BaseDelay: time.Millisecond})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return c
+}

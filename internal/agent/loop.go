@@ -1,0 +1,331 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+const (
+	// conversationCalls bounds the tool calls of a conversation turn.
+	conversationCalls = 2
+	// maxResult bounds one tool result kept in history and sent back.
+	maxResult = 4000
+	// repeatWarn and repeatStop are how many identical calls draw a
+	// warning and end the turn.
+	repeatWarn = 3
+	repeatStop = 5
+	// finalTimeout bounds the final answer after the turn ran out of time.
+	finalTimeout = 2 * time.Minute
+)
+
+// run is one turn in progress. It lives on the conversation's goroutine
+// for the length of Respond or Resolved.
+type run struct {
+	a         *Agent
+	conv      string
+	kind      intent.Kind
+	mode      *modes.Machine
+	notify    func(ctx context.Context, r chat.Reply) error
+	workspace string
+	autonomy  instincts.Autonomy
+	summary   string
+	history   []llm.Message
+	text      string
+
+	msgs    []llm.Message
+	usage   llm.Usage
+	created []Task
+
+	seen  map[string]int
+	trail []string
+
+	system      string
+	promptDirty bool
+	lastRound   bool
+
+	ended   bool
+	final   string
+	actions []chat.Action
+}
+
+func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind) (*run, error) {
+	c, err := a.cfg.Store.Conversation(ctx, conv)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	summary, history, err := a.window(ctx, conv)
+	if err != nil {
+		return nil, err
+	}
+	level, ok := instincts.ParseAutonomy(c.Autonomy)
+	if !ok {
+		level = instincts.Cautious
+	}
+	return &run{a: a, conv: conv, kind: kind, workspace: c.Workspace, autonomy: level,
+		summary: summary, history: history, seen: map[string]int{}, promptDirty: true}, nil
+}
+
+// limits are how many tool rounds and calls the intent allows.
+func (r *run) limits() (rounds, calls int) {
+	switch r.kind {
+	case intent.Conversation:
+		return conversationCalls, conversationCalls
+	case intent.Inquiry:
+		return 1, 1 << 30
+	case intent.Action:
+		return r.a.cfg.MaxRounds, 1 << 30
+	}
+	return 0, 0
+}
+
+// run is the ReAct loop for one user message.
+func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
+	log := r.a.log.With("conversation", r.conv, "intent", r.kind)
+	r.text = text
+	r.msgs = []llm.Message{{Role: llm.User, Content: text}}
+	rounds, calls := r.limits()
+	turnCtx, cancel := context.WithTimeoutCause(ctx, r.a.cfg.TurnTime, ErrTurnTime)
+	defer cancel()
+
+	for round := 0; ; round++ {
+		if why, over, err := r.overBudget(ctx); err != nil {
+			return nil, err
+		} else if over {
+			return r.pause(ctx, why)
+		}
+		withTools := round < rounds && calls > 0 && turnCtx.Err() == nil
+		r.lastRound = !withTools
+		callCtx := turnCtx
+		if !withTools {
+			var stop context.CancelFunc
+			callCtx, stop = context.WithTimeout(ctx, finalTimeout)
+			defer stop()
+		}
+		if r.promptDirty || !withTools {
+			r.system = r.buildPrompt(ctx)
+			r.promptDirty = false
+		}
+		req := llm.Request{Messages: append(append([]llm.Message{{Role: llm.System, Content: r.system}}, r.history...), r.msgs...)}
+		if withTools {
+			req.Tools = r.a.offered(r.kind)
+		}
+		resp, err := r.a.cfg.LLM.Complete(callCtx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				r.close("(Stopped before finishing.)")
+				r.save(ctx)
+				return nil, fmt.Errorf("agent: %w", context.Cause(ctx))
+			}
+			if withTools && errors.Is(context.Cause(turnCtx), ErrTurnTime) {
+				log.Info("turn out of time; asking for the final answer")
+				rounds = round + 1
+				continue
+			}
+			log.Warn("completion failed", "err", err)
+			msg := userMessage(err)
+			r.close("(The request failed: " + msg + ")")
+			r.save(ctx)
+			return []chat.Reply{chat.Text(msg)}, nil
+		}
+		r.record(ctx, resp.Usage)
+		m := resp.Message
+		if !withTools || len(m.ToolCalls) == 0 {
+			final := strings.TrimSpace(m.Content)
+			if final == "" {
+				final = "I have nothing more to add."
+				if len(m.ToolCalls) > 0 {
+					final = fmt.Sprintf("I stopped after %d rounds of tool use; ask me to continue if there is more to do.", round)
+				}
+			}
+			r.msgs = append(r.msgs, llm.Message{Role: llm.Assistant, Content: final})
+			r.final = final
+			break
+		}
+		for i := range m.ToolCalls {
+			if m.ToolCalls[i].ID == "" || r.callIDTaken(m.ToolCalls[i].ID, m.ToolCalls[:i]) {
+				m.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", round, i)
+			}
+		}
+		// History keeps only arguments a provider accepts back; the raw
+		// ones are decoded below and what was wrong goes in the result.
+		kept := make([]llm.ToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			kept[i] = c
+			kept[i].Arguments = resendable(c.Arguments)
+		}
+		r.msgs = append(r.msgs, llm.Message{Role: llm.Assistant, Content: m.Content, ToolCalls: kept})
+		for _, c := range m.ToolCalls {
+			var result string
+			switch {
+			case r.ended:
+				result = "Not run: the turn ended before this call (waiting for the owner)."
+			case calls <= 0:
+				result = fmt.Sprintf("Not run: a %s allows at most %d tool calls. Answer now.", r.kind, conversationCalls)
+			default:
+				calls--
+				result = r.execute(turnCtx, c)
+			}
+			r.msgs = append(r.msgs, llm.Message{Role: llm.ToolRole, ToolCallID: c.ID, Content: result})
+		}
+		if r.ended {
+			r.msgs = append(r.msgs, llm.Message{Role: llm.Assistant, Content: r.final})
+			break
+		}
+	}
+	r.save(ctx)
+	return r.replies(), nil
+}
+
+func (r *run) callIDTaken(id string, before []llm.ToolCall) bool {
+	for _, c := range before {
+		if c.ID == id {
+			return true
+		}
+	}
+	for _, m := range r.msgs {
+		for _, c := range m.ToolCalls {
+			if c.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// execute runs one tool call and returns the result the model reads.
+func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
+	t := r.a.tools[c.Name]
+	if t == nil {
+		return fmt.Sprintf("error: there is no tool %q. The tools are: %s.", c.Name, strings.Join(toolNames(r.a.offered(r.kind)), ", "))
+	}
+	if !allowed(t, r.kind) {
+		return fmt.Sprintf("error: %s is not available for this message (a %s, which may only look, not change anything). Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.a.offered(r.kind)), ", "))
+	}
+	p, err := t.decode(c.Arguments)
+	if err != nil {
+		return fmt.Sprintf("error: %s: %v", c.Name, err)
+	}
+	key := c.Name + " " + p.args
+	r.seen[key]++
+	n := r.seen[key]
+	if n >= repeatStop {
+		r.end(fmt.Sprintf("I stopped: I called %s with the same arguments %d times without getting anywhere. Tell me how you'd like to go on.", c.Name, n), nil)
+		return fmt.Sprintf("error: stopped — %s was called %d times with the same arguments.", c.Name, n)
+	}
+	if p.danger != "" || (r.autonomy == instincts.Supervised && c.Name == "task_create") {
+		return r.requestApproval(ctx, t, p)
+	}
+	out, err := p.run(ctx, r)
+	result := out
+	if err != nil {
+		r.a.log.Info("tool failed", "conversation", r.conv, "tool", c.Name, "err", err)
+		result = fmt.Sprintf("error: %s failed: %v", c.Name, err)
+	} else if t.changesContext {
+		r.promptDirty = true
+	}
+	result = bound(result)
+	if n == repeatWarn {
+		result += fmt.Sprintf("\n\nWarning: this is the %d. identical call of %s; the result will not change. Do something else or answer.", n, c.Name)
+	}
+	r.trail = append(r.trail, key+"\x00"+result)
+	if k := len(r.trail); k >= 4 && r.trail[k-1] == r.trail[k-3] && r.trail[k-2] == r.trail[k-4] && r.trail[k-1] != r.trail[k-2] {
+		result += "\n\nWarning: you are alternating between the same two calls without progress. Stop and answer, or try something different."
+	}
+	return result
+}
+
+// resendable is a tool call's arguments as history may send them back:
+// the JSON object itself, or {} in place of anything else, which providers
+// reject and which would poison every later request.
+func resendable(raw string) string {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &obj); err != nil || obj == nil {
+		return "{}"
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(raw)); err != nil {
+		return "{}"
+	}
+	return buf.String()
+}
+
+func bound(s string) string {
+	if len(s) <= maxResult {
+		return s
+	}
+	return s[:maxResult] + "\n…(truncated)"
+}
+
+// end finishes the turn after the current tool calls with text as the
+// reply to the owner.
+func (r *run) end(text string, actions []chat.Action) {
+	r.ended, r.final, r.actions = true, text, actions
+}
+
+// close ends an unfinished turn so that its history stays valid: pending
+// tool calls get a result and the turn ends with an assistant message.
+func (r *run) close(note string) {
+	if last := r.msgs[len(r.msgs)-1]; last.Role == llm.Assistant && len(last.ToolCalls) > 0 {
+		for _, c := range last.ToolCalls {
+			r.msgs = append(r.msgs, llm.Message{Role: llm.ToolRole, ToolCallID: c.ID, Content: "Not run: the turn ended."})
+		}
+	}
+	r.msgs = append(r.msgs, llm.Message{Role: llm.Assistant, Content: note})
+}
+
+// save persists the turn, even when its context was cancelled.
+func (r *run) save(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.a.saveTurn(ctx, r.conv, r.kind, r.msgs); err != nil {
+		r.a.log.Error("save turn", "conversation", r.conv, "err", err)
+	}
+}
+
+// record stores a completion's usage.
+func (r *run) record(ctx context.Context, u llm.Usage) {
+	r.usage = r.usage.Add(u)
+	err := r.a.cfg.Store.AddUsage(context.WithoutCancel(ctx), r.conv, store.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost})
+	if err != nil {
+		r.a.log.Error("record usage", "conversation", r.conv, "err", err)
+	}
+}
+
+// fire moves the mode: on the machine during a turn, through the
+// conversation's mailbox when continuing after an answer.
+func (r *run) fire(ctx context.Context, e modes.Event, reason string) {
+	var err error
+	switch {
+	case r.mode != nil:
+		err = r.mode.Fire(ctx, e, reason)
+	case r.a.cfg.Fire != nil:
+		err = r.a.cfg.Fire(ctx, r.conv, e, reason)
+	}
+	if err != nil {
+		r.a.log.Warn("mode event", "conversation", r.conv, "event", e, "err", err)
+	}
+}
+
+// replies is what the owner reads at the end of the turn. A task created
+// in the turn is always reported with its id, whatever the model said.
+func (r *run) replies() []chat.Reply {
+	text := r.final
+	for _, t := range r.created {
+		if !strings.Contains(text, t.ID) {
+			text += fmt.Sprintf("\nTask %s started (%s in %s).", t.ID, or(t.Harness, "default harness"), t.Workspace)
+		}
+	}
+	return []chat.Reply{{Text: text, Actions: r.actions}}
+}

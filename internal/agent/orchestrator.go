@@ -1,0 +1,321 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+// Argument types: the tools' JSON Schemas are generated from these.
+type (
+	noArgs        struct{}
+	workspaceName struct {
+		Name string `json:"name" description:"the workspace's name"`
+	}
+	optionalWorkspace struct {
+		Name string `json:"name,omitempty" description:"the workspace's name; the selected one when empty"`
+	}
+	createArgs struct {
+		Name     string `json:"name" description:"name of the new workspace: lowercase letters, digits and dashes"`
+		Template string `json:"template,omitempty" description:"project template for an empty workspace, e.g. go or node"`
+		URL      string `json:"url,omitempty" description:"git URL to clone instead of starting empty"`
+	}
+	taskCreateArgs struct {
+		Goal      string `json:"goal" description:"what the harness must do, with acceptance criteria"`
+		Workspace string `json:"workspace,omitempty" description:"workspace to work in; the selected one when empty"`
+		Harness   string `json:"harness,omitempty" description:"coding CLI to use (see the harness pack); best fit when empty"`
+		Queue     bool   `json:"queue,omitempty" description:"queue behind a running task instead of failing"`
+	}
+	taskID struct {
+		ID string `json:"id" description:"the task id task_create returned"`
+	}
+	optionalTask struct {
+		ID string `json:"id,omitempty" description:"the task id; the running task when empty"`
+	}
+	taskRespondArgs struct {
+		ID     string `json:"id" description:"the task id"`
+		Answer string `json:"answer" description:"the answer to the harness's question"`
+	}
+	askArgs struct {
+		Question string `json:"question" description:"the question for the owner, one sentence"`
+	}
+	progressArgs struct {
+		Message string `json:"message" description:"a short progress note"`
+	}
+)
+
+// dangerousGoal matches task goals that destroy work: discarding a branch,
+// force-pushing, hard resets, wiping files or data.
+var dangerousGoal = regexp.MustCompile(`(?i)\b(discard|delete|drop|remove)\s+(the\s+)?(task\s+)?(branch|branches|database|table|repo|repository)\b|\bforce[- ]push|push\s+(-f|--force)\b|reset\s+--hard|\brm\s+-rf?\b|\bwipe\b|\bdrop\s+(table|database)\b`)
+
+func trimmed(fields ...*string) {
+	for _, f := range fields {
+		*f = strings.TrimSpace(*f)
+	}
+}
+
+func nonEmpty(what, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s must not be empty", what)
+	}
+	return nil
+}
+
+// register defines the orchestrator tools, in the order they are offered.
+func (a *Agent) register() error {
+	a.tools = map[string]*tool{}
+	errs := []error{
+		define(a, "workspace_list", readOnly, false, nil, toolWorkspaceList, nil),
+		define(a, "workspace_status", readOnly, false, func(w *optionalWorkspace) error { trimmed(&w.Name); return nil }, toolWorkspaceStatus, nil),
+		define(a, "task_status", readOnly, false, func(t *optionalTask) error { trimmed(&t.ID); return nil }, toolTaskStatus, nil),
+		define(a, "workspace_select", mutating, true, func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) }, toolWorkspaceSelect, nil),
+		define(a, "workspace_create", mutating, true, func(c *createArgs) error {
+			trimmed(&c.Name, &c.Template, &c.URL)
+			return nonEmpty("name", c.Name)
+		}, toolWorkspaceCreate, nil),
+		define(a, "workspace_delete", mutating, true, func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) }, toolWorkspaceDelete,
+			func(w *workspaceName) (string, string) {
+				return "deleting a workspace destroys its files and history", "Delete workspace " + w.Name + " and everything in it"
+			}),
+		define(a, "task_create", mutating, true, func(t *taskCreateArgs) error {
+			trimmed(&t.Goal, &t.Workspace, &t.Harness)
+			return nonEmpty("goal", t.Goal)
+		}, toolTaskCreate, func(t *taskCreateArgs) (string, string) {
+			desc := fmt.Sprintf("Start a task in %s: %s", or(t.Workspace, "the selected workspace"), t.Goal)
+			if dangerousGoal.MatchString(t.Goal) {
+				return "the goal destroys work (branch, history or data)", desc
+			}
+			return "", desc
+		}),
+		define(a, "task_cancel", mutating, true, func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) }, toolTaskCancel, nil),
+		define(a, "task_respond", mutating, false, func(t *taskRespondArgs) error {
+			trimmed(&t.ID, &t.Answer)
+			if err := nonEmpty("id", t.ID); err != nil {
+				return err
+			}
+			return nonEmpty("answer", t.Answer)
+		}, toolTaskRespond, nil),
+		define(a, "ask_user", mutating, false, func(q *askArgs) error { trimmed(&q.Question); return nonEmpty("question", q.Question) }, toolAskUser, nil),
+		define(a, "report_progress", mutating, false, func(p *progressArgs) error { trimmed(&p.Message); return nonEmpty("message", p.Message) }, toolReportProgress, nil),
+	}
+	return errors.Join(errs...)
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func toolWorkspaceList(ctx context.Context, r *run, _ noArgs) (string, error) {
+	if r.a.cfg.Workspaces == nil {
+		return "", errNoWorkspaces
+	}
+	ws, err := r.a.cfg.Workspaces.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(ws) == 0 {
+		return "No workspaces yet. Create one with workspace_create.", nil
+	}
+	var b strings.Builder
+	for _, w := range ws {
+		fmt.Fprintf(&b, "- %s (%s, branch %s", w.Name, or(w.ProjectType, "unknown type"), or(w.Branch, "none"))
+		if w.Dirty {
+			b.WriteString(", uncommitted changes")
+		}
+		b.WriteString(")")
+		if w.Name == r.workspace {
+			b.WriteString(" [selected]")
+		}
+		b.WriteString("\n")
+	}
+	if r.workspace == "" {
+		b.WriteString("No workspace is selected.")
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// exists reports whether a workspace of that name is registered.
+func exists(ctx context.Context, r *run, name string) (bool, error) {
+	if r.a.cfg.Workspaces == nil {
+		return false, errNoWorkspaces
+	}
+	ws, err := r.a.cfg.Workspaces.List(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, w := range ws {
+		if w.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func toolWorkspaceStatus(ctx context.Context, r *run, w optionalWorkspace) (string, error) {
+	if r.a.cfg.Workspaces == nil {
+		return "", errNoWorkspaces
+	}
+	name := or(w.Name, r.workspace)
+	if name == "" {
+		return "", errors.New("no workspace given and none selected; call workspace_list, then workspace_select")
+	}
+	return r.a.cfg.Workspaces.Status(ctx, name)
+}
+
+func toolWorkspaceSelect(ctx context.Context, r *run, w workspaceName) (string, error) {
+	ok, err := exists(ctx, r, w.Name)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("there is no workspace %q; workspace_list shows the workspaces", w.Name)
+	}
+	if err := r.a.cfg.Store.SetWorkspace(ctx, r.conv, w.Name); err != nil {
+		return "", err
+	}
+	r.workspace = w.Name
+	return "Selected workspace " + w.Name + ".", nil
+}
+
+func toolWorkspaceCreate(ctx context.Context, r *run, c createArgs) (string, error) {
+	if r.a.cfg.Workspaces == nil {
+		return "", errNoWorkspaces
+	}
+	var w Workspace
+	var err error
+	if c.URL != "" {
+		w, err = r.a.cfg.Workspaces.Clone(ctx, c.Name, c.URL)
+	} else {
+		w, err = r.a.cfg.Workspaces.Create(ctx, c.Name, c.Template)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := r.a.cfg.Store.SetWorkspace(ctx, r.conv, w.Name); err != nil {
+		return "", err
+	}
+	r.workspace = w.Name
+	return fmt.Sprintf("Created workspace %s (%s) and selected it.", w.Name, or(w.ProjectType, "empty")), nil
+}
+
+func toolWorkspaceDelete(ctx context.Context, r *run, w workspaceName) (string, error) {
+	if r.a.cfg.Workspaces == nil {
+		return "", errNoWorkspaces
+	}
+	if err := r.a.cfg.Workspaces.Delete(ctx, w.Name); err != nil {
+		return "", err
+	}
+	if r.workspace == w.Name {
+		if err := r.a.cfg.Store.SetWorkspace(ctx, r.conv, ""); err != nil {
+			return "", err
+		}
+		r.workspace = ""
+	}
+	return "Deleted workspace " + w.Name + ".", nil
+}
+
+func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	ws := or(t.Workspace, r.workspace)
+	if ws == "" {
+		return "", errors.New("no workspace: none was given and none is selected. Select one with workspace_select (workspace_list shows them) or create one with workspace_create, then call task_create again")
+	}
+	task, err := r.a.cfg.Tasks.Create(ctx, TaskRequest{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue})
+	if err != nil {
+		return "", err
+	}
+	r.created = append(r.created, task)
+	if r.mode == nil || r.mode.Current() == modes.Alert {
+		r.fire(ctx, modes.TaskStarted, "task "+task.ID)
+	}
+	return fmt.Sprintf("Created task %s: harness %s in workspace %s on branch %s, state %s. Tell the owner its id.", task.ID, or(task.Harness, "default"), task.Workspace, or(task.Branch, "(new)"), task.State), nil
+}
+
+func toolTaskStatus(ctx context.Context, r *run, t optionalTask) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	id := t.ID
+	if id == "" {
+		running, err := r.a.cfg.Tasks.Running(ctx, r.conv)
+		if err != nil {
+			return "", err
+		}
+		if running == nil {
+			return "No task is running in this conversation.", nil
+		}
+		id = running.ID
+	}
+	task, err := r.a.cfg.Tasks.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	s := fmt.Sprintf("Task %s (%s in %s): %s", task.ID, task.Harness, task.Workspace, task.State)
+	if task.Summary != "" {
+		s += "\nSummary: " + task.Summary
+	}
+	if task.Question != "" {
+		s += "\nIt asks: " + task.Question
+	}
+	return s, nil
+}
+
+func toolTaskCancel(ctx context.Context, r *run, t taskID) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	if err := r.a.cfg.Tasks.Cancel(ctx, t.ID); err != nil {
+		return "", err
+	}
+	return "Cancelled task " + t.ID + "; its branch is kept.", nil
+}
+
+func toolTaskRespond(ctx context.Context, r *run, t taskRespondArgs) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	if err := r.a.cfg.Tasks.Respond(ctx, t.ID, t.Answer); err != nil {
+		return "", err
+	}
+	return "Passed the answer to task " + t.ID + ".", nil
+}
+
+// routine matches a routine confirmation; destructive matches a question
+// about destroying something, which only the owner answers.
+var (
+	routine     = regexp.MustCompile(`(?i)\b(proceed|go ahead|continue|carry on|start|begin|go on)\b[^?]*\?\s*$`)
+	destructive = regexp.MustCompile(`(?i)\b(delete|deleting|remove|removing|drop|discard|destroy|wipe|erase|purge|overwrite|force|reset|rm)\b`)
+)
+
+func toolAskUser(ctx context.Context, r *run, q askArgs) (string, error) {
+	if r.autonomy == instincts.Autonomous && routine.MatchString(q.Question) && !destructive.MatchString(q.Question) {
+		return "Autonomous mode: the owner's standing answer to routine confirmations is yes. Proceed.", nil
+	}
+	if err := r.ask(ctx, store.Question, q.Question, pending{Kind: kindQuestion, Question: q.Question}); err != nil {
+		return "", err
+	}
+	r.end(q.Question, nil)
+	return "Asked the owner; their answer will come as the next message. End your turn now.", nil
+}
+
+func toolReportProgress(ctx context.Context, r *run, p progressArgs) (string, error) {
+	if r.notify == nil {
+		return "Noted (no live channel to send progress to).", nil
+	}
+	if err := r.notify(ctx, chat.Reply{Text: p.Message, Key: "progress:" + r.conv}); err != nil {
+		return "", err
+	}
+	return "Sent.", nil
+}

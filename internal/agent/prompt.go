@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/template"
+	"unicode"
+
+	"github.com/fetch-dev/fetch/identity"
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/intent"
+)
+
+//go:embed prompts/system.md
+var systemText string
+
+var systemTemplate = template.Must(template.New("system").Parse(systemText))
+
+type promptData struct {
+	Collar, Alpha string
+	Agents        []identity.Agent
+	Skills        []identity.Skill
+	Workspace     string
+	GitState      string
+	Task          *instincts.Task
+	Autonomy      instincts.Autonomy
+	Summary       string
+	Instruction   string
+}
+
+// buildPrompt is the system prompt for the next request: the identity,
+// the skills the message triggers, and the session as it is now.
+func (r *run) buildPrompt(ctx context.Context) string {
+	id := r.a.cfg.Identity.Current()
+	d := promptData{
+		Collar: id.Collar, Alpha: id.Alpha, Agents: id.Agents, Skills: id.ActiveSkills(r.text),
+		Workspace: r.workspace, Autonomy: r.autonomy, Summary: r.summary, Instruction: r.instruction(),
+	}
+	if r.workspace != "" && r.a.cfg.Workspaces != nil {
+		if s, err := r.a.cfg.Workspaces.Status(ctx, r.workspace); err == nil {
+			d.GitState = clip(s, 300)
+		} else {
+			r.a.log.Info("workspace status for the prompt", "workspace", r.workspace, "err", err)
+		}
+	}
+	if r.a.cfg.Tasks != nil {
+		if t, err := r.a.cfg.Tasks.Running(ctx, r.conv); err == nil {
+			d.Task = t
+		}
+	}
+	var b strings.Builder
+	if err := systemTemplate.Execute(&b, d); err != nil {
+		r.a.log.Error("system prompt", "err", err)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func (r *run) instruction() string {
+	if r.lastRound {
+		return "No more tool calls: answer the owner now, in text, with what you have."
+	}
+	switch r.kind {
+	case intent.Conversation:
+		return fmt.Sprintf("The owner is chatting. Answer briefly. You may look things up with at most %d read-only tool calls; change nothing.", conversationCalls)
+	case intent.Inquiry:
+		return "The owner asks a question. Look it up with read-only tools in one round, then answer."
+	}
+	return fmt.Sprintf("The owner wants something done. Use the tools; hand coding work to a harness with task_create. At most %d tool rounds.", r.a.cfg.MaxRounds)
+}
+
+// EstimateTokens approximates how many tokens a text costs: words and
+// punctuation, with long words counted by four-letter pieces, close to the
+// BPE tokenizers of current models for English prose and code.
+func EstimateTokens(s string) int {
+	n := 0
+	word := 0
+	flush := func() {
+		if word > 0 {
+			n += (word + 3) / 4
+			word = 0
+		}
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			word++
+		case unicode.IsSpace(r):
+			flush()
+		default:
+			flush()
+			n++
+		}
+	}
+	flush()
+	return n
+}

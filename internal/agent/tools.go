@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/revrost/go-openrouter/jsonschema"
+)
+
+//go:embed tools/*.md
+var toolDocs embed.FS
+
+// access is what a tool may do, which decides the intents offering it.
+type access string
+
+const (
+	// readOnly tools look; every intent offers them.
+	readOnly access = "read"
+	// mutating tools change something; only an action offers them.
+	mutating access = "write"
+)
+
+// tool is one orchestrator tool. Its schema is generated from the Go type
+// of its arguments; its description is the embedded tools/NAME.md.
+type tool struct {
+	name   string
+	access access
+	// changesContext: after it succeeds the system prompt is rebuilt.
+	changesContext bool
+	desc           string
+	schema         *jsonschema.Definition
+	// call decodes raw arguments and returns the prepared call, or an
+	// error the model reads.
+	decode func(raw string) (prepared, error)
+}
+
+// prepared is a call with decoded, validated arguments.
+type prepared struct {
+	// args is the canonical JSON of the arguments.
+	args string
+	// run carries the call out.
+	run func(ctx context.Context, r *run) (string, error)
+	// danger, when not empty, is why the call needs the owner's approval.
+	danger string
+	// describe is the call in words, for the owner.
+	describe string
+}
+
+// define registers a tool whose arguments are A.
+func define[A any](a *Agent, name string, acc access, changes bool, validate func(*A) error, do func(ctx context.Context, r *run, args A) (string, error), policy func(args *A) (danger, describe string)) error {
+	doc, err := toolDocs.ReadFile("tools/" + name + ".md")
+	if err != nil {
+		return fmt.Errorf("agent: tool %s: %w", name, err)
+	}
+	var zero A
+	schema, err := jsonschema.GenerateSchemaForType(zero)
+	if err != nil {
+		return fmt.Errorf("agent: tool %s schema: %w", name, err)
+	}
+	t := &tool{name: name, access: acc, changesContext: changes, desc: strings.TrimSpace(string(doc)), schema: schema}
+	t.decode = func(raw string) (prepared, error) {
+		var args A
+		if err := decodeArgs(raw, schema.Required, &args); err != nil {
+			return prepared{}, err
+		}
+		if validate != nil {
+			if err := validate(&args); err != nil {
+				return prepared{}, err
+			}
+		}
+		canon, _ := json.Marshal(args)
+		p := prepared{args: string(canon), run: func(ctx context.Context, r *run) (string, error) { return do(ctx, r, args) }}
+		p.describe = name + " " + p.args
+		if policy != nil {
+			p.danger, p.describe = policy(&args)
+		}
+		return p, nil
+	}
+	a.tools[name] = t
+	a.order = append(a.order, name)
+	return nil
+}
+
+// decodeArgs reads a tool call's raw arguments into args. "" reads as {}
+// (a tool without required fields needs none); anything else must be one
+// JSON object with known fields and the required ones present.
+func decodeArgs(raw string, required []string, args any) error {
+	if raw == "" {
+		raw = "{}"
+	}
+	if strings.TrimSpace(raw) == "" {
+		return errors.New("the arguments are only whitespace; send a JSON object, e.g. {}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &fields); err != nil || fields == nil {
+		return fmt.Errorf("the arguments are not a JSON object (%s); send e.g. {}", shortErr(err))
+	}
+	var missing []string
+	for _, k := range required {
+		if v, ok := fields[k]; !ok || string(v) == "null" || string(v) == `""` {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing required argument(s): %s", strings.Join(missing, ", "))
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(args); err != nil {
+		return fmt.Errorf("the arguments do not fit the schema: %s", shortErr(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("the arguments have trailing data after the JSON object")
+	}
+	return nil
+}
+
+func shortErr(err error) string {
+	if err == nil {
+		return "null or not an object"
+	}
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// offered lists the tools an intent may use, for the request.
+func (a *Agent) offered(kind intent.Kind) []llm.Tool {
+	var out []llm.Tool
+	for _, name := range a.order {
+		t := a.tools[name]
+		if allowed(t, kind) {
+			out = append(out, llm.Tool{Name: t.name, Description: t.desc, Parameters: t.schema})
+		}
+	}
+	return out
+}
+
+func allowed(t *tool, kind intent.Kind) bool {
+	return t.access == readOnly || kind == intent.Action
+}
+
+// toolNames lists the names of tools, sorted.
+func toolNames(ts []llm.Tool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	sort.Strings(out)
+	return out
+}
