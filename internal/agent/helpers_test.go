@@ -228,3 +228,17 @@ func (r *rig) clientWithKey(key string) *llm.Client {
 	}
 	return c
 }
+
+func storeInbound(text string) store.NewInbound {
+	return store.NewInbound{ConversationID: conv, UserID: "owner", Body: text, InHistory: true}
+}
+
+type recordResolver struct {
+	prompt store.Prompt
+	answer string
+}
+
+func (r *recordResolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+	r.prompt, r.answer = p, answer
+	return nil, nil
+}

@@ -1,0 +1,84 @@
+package agent_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fetch-dev/fetch/identity"
+	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/agent"
+	"github.com/fetch-dev/fetch/internal/testkit"
+)
+
+// promptBudget is the most tokens the system prompt may cost with the
+// default identity; it is sent with every request.
+const promptBudget = 900
+
+func TestSystemPromptIsSmallAndCarriesTheIdentity(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ALPHA.md"), []byte("The owner is Ada Lovelace; she wants replies in French."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ids := identity.New(dir, slog.New(slog.DiscardHandler))
+	if err := ids.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer ids.Close(context.Background())
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.Identity = ids })
+	r.selectWorkspace("demo")
+	r.llm.Script(testkit.Say("ok"), testkit.Say("ok"))
+	r.say(intent.Action, "fix the failing test in the parser")
+	sys := r.llm.Requests()[0].System()
+	for _, want := range []string{
+		"Destructive actions",                 // a directive of COLLAR.md
+		"Ada Lovelace",                        // the owner profile (overlay)
+		"claude: careful generalist",          // the harness pack with routing hints
+		"run the test suite before and after", // the tests skill, triggered by "test"
+		"Workspace: demo (on main, clean)",    // session context with git state
+		"Autonomy: cautious",
+	} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	tokens := agent.EstimateTokens(sys)
+	t.Logf("system prompt: %d characters, about %d tokens", len(sys), tokens)
+	if tokens > promptBudget {
+		t.Errorf("system prompt is about %d tokens; keep it under %d", tokens, promptBudget)
+	}
+
+	// A skill not triggered stays out; the migrations skill comes in on
+	// its word.
+	r.say(intent.Action, "add a migration for users")
+	sys = r.llm.Requests()[1].System()
+	if strings.Contains(sys, "run the test suite") || !strings.Contains(sys, "numbered migration") {
+		t.Errorf("skills not matched per message:\n%s", sys)
+	}
+}
+
+func TestPromptRebuiltAfterContextChanges(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "c", Name: "workspace_create", Arguments: `{"name":"api","template":"go"}`}),
+		testkit.Say("Created api."),
+	)
+	r.say(intent.Action, "create a go workspace called api")
+	if s := r.llm.Requests()[0].System(); !strings.Contains(s, "Workspace: none selected") {
+		t.Fatalf("first prompt:\n%s", s)
+	}
+	if s := r.llm.Requests()[1].System(); !strings.Contains(s, "Workspace: api") {
+		t.Fatalf("prompt not rebuilt after workspace_create:\n%s", s)
+	}
+}
+
+func TestEstimateTokens(t *testing.T) {
+	for text, want := range map[string]int{"": 0, "hello world": 4, "a, b.": 4, "internationalization": 5} {
+		if got := agent.EstimateTokens(text); got != want {
+			t.Errorf("EstimateTokens(%q) = %d; want %d", text, got, want)
+		}
+	}
+}
