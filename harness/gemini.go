@@ -55,7 +55,7 @@ func (GeminiAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 }
 
 // NewParser implements Adapter.
-func (GeminiAdapter) NewParser() Parser {
+func (GeminiAdapter) NewParser(Task) Parser {
 	return &geminiParser{tools: make(map[string]pendingTool)}
 }
 
