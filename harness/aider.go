@@ -77,11 +77,11 @@ func aiderSession(task Task) string {
 type aiderParser struct {
 	session    string // reported once output starts
 	started    bool
-	buf        []string // reply lines not yet emitted
-	inBlock    bool     // inside a SEARCH/REPLACE block
-	afterBlock bool     // the line after a block may close a code fence
-	replyText  []string // text emitted since the last Tokens line
-	reply      string   // the last reply followed by a Tokens line
+	buf        []string    // lines of the paragraph being read
+	inBlock    bool        // inside a SEARCH/REPLACE block
+	afterBlock bool        // the line after a block may close a code fence
+	replyText  textSegment // text emitted since the last Tokens line
+	reply      string      // the last reply followed by a Tokens line
 	sawTokens  bool
 	failure    string
 }
@@ -128,8 +128,8 @@ func (p *aiderParser) Parse(line []byte, emit func(Event)) {
 		emit(Event{Kind: KindToolUse, Tool: "search_replace", Input: input})
 	case aiderTokens.MatchString(t):
 		p.flushText(emit)
-		p.reply = strings.Join(p.replyText, "\n\n")
-		p.replyText = p.replyText[:0]
+		p.reply = p.replyText.String()
+		p.replyText.reset()
 		p.sawTokens = true
 		p.failure = "" // a later reply supersedes an earlier error (Aider retries malformed edits)
 		if u, ok := aiderUsage(t); ok {
@@ -143,8 +143,10 @@ func (p *aiderParser) Parse(line []byte, emit func(Event)) {
 		p.failure = capText(t)
 		emit(Event{Kind: KindError, Text: p.failure})
 	case aiderBanner.MatchString(t), aiderPrompt.MatchString(t):
+	case t == "":
+		p.flushText(emit) // one text event per paragraph
 	default:
-		p.buf = append(p.buf, s)
+		p.buf = append(p.buf, strings.TrimRight(s, " \t"))
 	}
 }
 
@@ -161,7 +163,7 @@ func (p *aiderParser) Flush(emit func(Event)) {
 	}
 }
 
-// flushText emits the buffered lines as one text event and returns them.
+// flushText emits the buffered paragraph as one text event and returns it.
 func (p *aiderParser) flushText(emit func(Event)) string {
 	text := strings.TrimSpace(strings.Join(p.buf, "\n"))
 	p.buf = p.buf[:0]
@@ -169,7 +171,7 @@ func (p *aiderParser) flushText(emit func(Event)) string {
 		return ""
 	}
 	text = capText(text)
-	p.replyText = append(p.replyText, text)
+	p.replyText.add(text + "\n\n")
 	emit(Event{Kind: KindText, Text: text})
 	return text
 }
