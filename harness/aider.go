@@ -128,7 +128,7 @@ func (p *aiderParser) Parse(line []byte, emit func(Event)) {
 		emit(Event{Kind: KindToolUse, Tool: "search_replace", Input: input})
 	case aiderTokens.MatchString(t):
 		p.flushText(emit)
-		p.reply = p.replyText.String()
+		p.reply = capText(p.replyText.String())
 		p.replyText.reset()
 		p.sawTokens = true
 		p.failure = "" // a later reply supersedes an earlier error (Aider retries malformed edits)

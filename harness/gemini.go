@@ -133,7 +133,7 @@ func (p *geminiParser) Parse(line []byte, emit func(Event)) {
 			emit(Event{Kind: KindUsage, Usage: &u})
 		}
 		if l.Status == "success" {
-			emit(Event{Kind: KindResult, Success: true, Text: p.segment.String()})
+			emit(Event{Kind: KindResult, Success: true, Text: capText(p.segment.String())})
 			return
 		}
 		msg := errorMessage(l.Error)
