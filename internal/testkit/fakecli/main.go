@@ -19,8 +19,9 @@
 //	[scenario:secret]      print fake tokens and the CLI's own credential in its output, then succeed
 //	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)
 //
-// Every run writes "fakecli: argv <JSON array>" and "fakecli: env <JSON
-// array of variable names>" to stderr first, so tests can check what arrived.
+// Every run writes "fakecli: argv <JSON array>", "fakecli: env <JSON array
+// of variable names>" and "fakecli: uid <N>" to stderr first, so tests can
+// check what arrived and as whom it ran.
 //
 // fakecli uses the standard library only and is built with CGO_ENABLED=0, so
 // that one static binary runs in any image.
@@ -78,7 +79,7 @@ func record(stderr io.Writer, args []string) {
 	}
 	slices.Sort(names)
 	env, _ := json.Marshal(names)
-	fmt.Fprintf(stderr, "fakecli: argv %s\nfakecli: env %s\n", argv, env)
+	fmt.Fprintf(stderr, "fakecli: argv %s\nfakecli: env %s\nfakecli: uid %d\n", argv, env, os.Getuid())
 }
 
 // exitError ends the run with a given exit code.
