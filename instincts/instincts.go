@@ -147,7 +147,7 @@ func New() *Set {
 		{"stop", "/stop", "stop the running task now (also: stop, cancel, abort the task)", stopCommand},
 		{"clear", "/clear", "start a fresh conversation history (keeps the workspace)", clear},
 		{"whoami", "/whoami", "who Fetch thinks you are", whoami},
-		{"autonomy", "/autonomy [supervised|cautious|autonomous]", "show or set how much Fetch decides on its own", autonomy},
+		{"autonomy", "/autonomy", "show or set how much Fetch decides on its own: /autonomy supervised, cautious or autonomous", autonomy},
 		{"commands", "/commands", "the list of commands", s.commandList},
 		{"approve", "/approve", "approve what Fetch is waiting on (also: yes)", func(_ string, st State) Response { return answer("yes", st) }},
 		{"deny", "/deny", "deny what Fetch is waiting on (also: no)", func(_ string, st State) Response { return answer("no", st) }},

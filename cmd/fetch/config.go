@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,6 +26,14 @@ const (
 	envKennelImage  = "FETCH_KENNEL_IMAGE"
 	envLogLevel     = "FETCH_LOG_LEVEL"
 	envIdleAfter    = "FETCH_IDLE_AFTER"
+
+	envMaxRounds       = "FETCH_MAX_ROUNDS"
+	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
+	envApprovalTTL     = "FETCH_APPROVAL_TTL"
+	envBudgetTurnTok   = "FETCH_BUDGET_TURN_TOKENS"
+	envBudgetTurnUSD   = "FETCH_BUDGET_TURN_USD"
+	envBudgetDayTokens = "FETCH_BUDGET_DAY_TOKENS"
+	envBudgetDayUSD    = "FETCH_BUDGET_DAY_USD"
 )
 
 // configHelp documents every variable for --help.
@@ -39,7 +49,16 @@ const configHelp = `Configuration (environment):
   FETCH_MODEL          model name (default anthropic/claude-sonnet-4.5)
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
-  FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)`
+  FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
+
+Agent (the LLM loop):
+  FETCH_MAX_ROUNDS          tool rounds an action may use before its final answer (default 8)
+  FETCH_TURN_TIMEOUT        wall time of an action before its final answer (default 5m)
+  FETCH_APPROVAL_TTL        how long an approval waits for yes/no before it counts as no (default 1h)
+  FETCH_BUDGET_TURN_TOKENS  tokens one request may use before Fetch pauses and asks (default 0: no limit)
+  FETCH_BUDGET_TURN_USD     dollars one request may cost before Fetch pauses and asks (default 0: no limit)
+  FETCH_BUDGET_DAY_TOKENS   tokens per UTC day before Fetch pauses and asks (default 0: no limit)
+  FETCH_BUDGET_DAY_USD      dollars per UTC day before Fetch pauses and asks (default 0: no limit)`
 
 // Config is Fetch's whole configuration. It enters once, here.
 type Config struct {
@@ -56,6 +75,15 @@ type Config struct {
 	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
 	LogLevel  string
 	IdleAfter time.Duration
+
+	MaxRounds   int
+	TurnTimeout time.Duration
+	ApprovalTTL time.Duration
+	// Budgets; zero means no limit.
+	BudgetTurnTokens int
+	BudgetTurnUSD    float64
+	BudgetDayTokens  int
+	BudgetDayUSD     float64
 }
 
 // ConfigError lists every problem found in the configuration.
@@ -81,6 +109,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		KennelImage:  or(getenv(envKennelImage), "fetch-kennel:latest"),
 		LogLevel:     strings.ToLower(strings.TrimSpace(getenv(envLogLevel))),
 		IdleAfter:    30 * time.Minute,
+		MaxRounds:    8,
+		TurnTimeout:  5 * time.Minute,
+		ApprovalTTL:  time.Hour,
 	}
 	if c.DataDir == "" {
 		home := getenv("HOME")
@@ -136,10 +167,60 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			c.IdleAfter = d
 		}
 	}
+	problems = append(problems, c.loadAgent(getenv)...)
 	if len(problems) > 0 {
 		return c, &ConfigError{Problems: problems}
 	}
 	return c, nil
+}
+
+// loadAgent reads the agent's limits and budgets.
+func (c *Config) loadAgent(getenv func(string) string) []string {
+	var problems []string
+	positiveInt := func(name string, dst *int, allowZero bool) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || (n == 0 && !allowZero) {
+			problems = append(problems, fmt.Sprintf("%s must be a whole number above %s, got %q", name, map[bool]string{true: "or equal to 0", false: "0"}[allowZero], v))
+			return
+		}
+		*dst = n
+	}
+	duration := func(name string, dst *time.Duration) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a positive duration such as 5m, got %q", name, v))
+			return
+		}
+		*dst = d
+	}
+	dollars := func(name string, dst *float64) {
+		v := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(getenv(name)), "$"))
+		if v == "" {
+			return
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			problems = append(problems, fmt.Sprintf("%s must be an amount in US dollars such as 2.50, got %q", name, getenv(name)))
+			return
+		}
+		*dst = f
+	}
+	positiveInt(envMaxRounds, &c.MaxRounds, false)
+	duration(envTurnTimeout, &c.TurnTimeout)
+	duration(envApprovalTTL, &c.ApprovalTTL)
+	positiveInt(envBudgetTurnTok, &c.BudgetTurnTokens, true)
+	positiveInt(envBudgetDayTokens, &c.BudgetDayTokens, true)
+	dollars(envBudgetTurnUSD, &c.BudgetTurnUSD)
+	dollars(envBudgetDayUSD, &c.BudgetDayUSD)
+	return problems
 }
 
 // require reports the variables a command needs that are unset.

@@ -16,6 +16,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/term"
+	"github.com/fetch-dev/fetch/modes"
 )
 
 // Exit codes.
@@ -166,7 +167,15 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		}
 	}
 	tty := term.New(stdout, owner, prompt)
-	mgr := conversation.New(conversation.Config{
+	var mgr *conversation.Manager
+	b, err := openBrain(ctx, cfg, db, log, brainDeps{fire: func(ctx context.Context, id string, e modes.Event, reason string) error {
+		return mgr.Fire(ctx, id, e, reason)
+	}})
+	if err != nil {
+		return err
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+	convCfg := conversation.Config{
 		Store:   db,
 		Senders: map[string]chat.Sender{term.Channel: tty},
 		NoAgent: noAgentReply,
@@ -180,7 +189,9 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		},
 		Logger:    log,
 		IdleAfter: cfg.IdleAfter,
-	})
+	}
+	b.wire(&convCfg)
+	mgr = conversation.New(convCfg)
 	if err := mgr.Open(ctx); err != nil {
 		return err
 	}

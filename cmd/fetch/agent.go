@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/fetch-dev/fetch/identity"
+	"github.com/fetch-dev/fetch/internal/agent"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/conversation"
+	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/fetch-dev/fetch/internal/store"
+)
+
+// identityDir is where the owner's identity files overlay the defaults.
+const identityDir = "identity"
+
+// brain is the LLM side of Fetch: the identity, the client and the agent.
+// A nil *brain (no OPENROUTER_API_KEY) leaves the conversation without an
+// agent: instincts work and requests get noAgentReply.
+type brain struct {
+	ids   *identity.Set
+	agent *agent.Agent
+}
+
+// brainDeps are the parts the agent's tools drive; nil ones answer that
+// they are not available.
+type brainDeps struct {
+	workspaces agent.Workspaces
+	tasks      agent.Tasks
+	// next resolves prompts the agent did not open (a harness's question).
+	next agent.Resolver
+	// fire queues a mode event (conversation.Manager.Fire).
+	fire agent.FireFunc
+}
+
+func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brain, error) {
+	if cfg.OpenRouter == "" {
+		return nil, nil
+	}
+	client, err := llm.New(llm.Config{BaseURL: cfg.LLMURL, APIKey: cfg.OpenRouter, Model: cfg.Model, Logger: log.With("component", "llm")})
+	if err != nil {
+		return nil, err
+	}
+	ids := identity.New(filepath.Join(cfg.DataDir, identityDir), log.With("component", "identity"))
+	if err := ids.Open(ctx); err != nil {
+		return nil, err
+	}
+	a, err := agent.New(agent.Config{
+		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks,
+		Fire: deps.fire, Next: deps.next, Logger: log.With("component", "agent"),
+		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL, Model: cfg.Model,
+		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
+	})
+	if err != nil {
+		ids.Close(ctx)
+		return nil, err
+	}
+	return &brain{ids: ids, agent: a}, nil
+}
+
+// wire puts the brain into a conversation configuration.
+func (b *brain) wire(c *conversation.Config) {
+	if b == nil {
+		return
+	}
+	c.Agent = conversationAgent{b.agent}
+	c.Resolver = b.agent
+	c.Spend = b.agent.Spend
+}
+
+func (b *brain) Close(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	if err := b.ids.Close(ctx); err != nil {
+		return fmt.Errorf("brain: %w", err)
+	}
+	return nil
+}
+
+// conversationAgent adapts the agent to conversation.Agent, whose Turn
+// the agent does not import.
+type conversationAgent struct{ a *agent.Agent }
+
+func (c conversationAgent) Respond(ctx context.Context, t conversation.Turn) ([]chat.Reply, error) {
+	return c.a.Respond(ctx, agent.Turn{
+		ConversationID: t.ConversationID, UserID: t.UserID, Role: t.Role, Text: t.Text,
+		Intent: t.Intent, Mode: t.Mode, Notify: t.Notify,
+	})
+}
+
+var (
+	_ conversation.Agent    = conversationAgent{}
+	_ conversation.Resolver = (*agent.Agent)(nil)
+)
