@@ -21,8 +21,9 @@ const identityDir = "identity"
 // A nil *brain (no OPENROUTER_API_KEY) leaves the conversation without an
 // agent: instincts work and requests get noAgentReply.
 type brain struct {
-	ids   *identity.Set
-	agent *agent.Agent
+	ids    *identity.Set
+	client *llm.Client
+	agent  *agent.Agent
 }
 
 // brainDeps are the parts the agent's tools drive; nil ones answer that
@@ -58,7 +59,7 @@ func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, 
 		ids.Close(ctx)
 		return nil, err
 	}
-	return &brain{ids: ids, agent: a}, nil
+	return &brain{ids: ids, client: client, agent: a}, nil
 }
 
 // wire puts the brain into a conversation configuration.
@@ -75,6 +76,7 @@ func (b *brain) Close(ctx context.Context) error {
 	if b == nil {
 		return nil
 	}
+	b.client.Close()
 	if err := b.ids.Close(ctx); err != nil {
 		return fmt.Errorf("brain: %w", err)
 	}

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fetch-dev/fetch/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -176,4 +178,49 @@ func TestChatStopsOnCancel(t *testing.T) {
 		t.Fatalf("exit %d after cancel: %s", code, errb.String())
 	}
 	w.Close() // ends the reader goroutine blocked on the pipe
+}
+
+func TestChatWithTheAgent(t *testing.T) {
+	fake := testkit.NewOpenRouter(t)
+	fake.Script(testkit.Say("Hi! Nothing is running right now."))
+	vars := map[string]string{
+		"FETCH_DATA_DIR":     t.TempDir(),
+		"OPENROUTER_API_KEY": testkit.OpenRouterKey,
+		"FETCH_LLM_URL":      fake.URL(),
+		"FETCH_IDLE_AFTER":   "0",
+	}
+	code, out, errs := runFetch(t, vars, "hey fetch, how are you?\n/autonomy autonomous\n/status\n", "chat")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Hi! Nothing is running right now.", "Autonomy: autonomous.", "Today: 120 tokens"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if reqs := fake.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].System(), "You are Fetch") {
+		t.Fatalf("%d requests to the LLM", len(reqs))
+	}
+}
+
+func TestChatWithABadKeyTellsWhatToFix(t *testing.T) {
+	fake := testkit.NewOpenRouter(t)
+	vars := map[string]string{"FETCH_DATA_DIR": t.TempDir(), "OPENROUTER_API_KEY": "sk-or-wrong-secret", "FETCH_LLM_URL": fake.URL()}
+	code, out, errs := runFetch(t, vars, "add a health check to the API\n", "chat")
+	if code != 0 || !strings.Contains(out, "OPENROUTER_API_KEY") || strings.Contains(out+errs, "sk-or-wrong-secret") {
+		t.Fatalf("exit %d, out %q, err %q", code, out, errs)
+	}
+}
+
+func TestAgentConfig(t *testing.T) {
+	cfg, err := loadConfig(envOf(map[string]string{"HOME": "/h", "FETCH_BUDGET_DAY_USD": "$2.50", "FETCH_BUDGET_TURN_TOKENS": "5000", "FETCH_MAX_ROUNDS": "4"}))
+	if err != nil || cfg.BudgetDayUSD != 2.5 || cfg.BudgetTurnTokens != 5000 || cfg.MaxRounds != 4 || cfg.TurnTimeout != 5*time.Minute {
+		t.Fatalf("cfg %+v, %v", cfg, err)
+	}
+	_, err = loadConfig(envOf(map[string]string{"HOME": "/h", "FETCH_BUDGET_DAY_USD": "lots", "FETCH_MAX_ROUNDS": "0", "FETCH_TURN_TIMEOUT": "-1s", "FETCH_BUDGET_DAY_TOKENS": "-5"}))
+	for _, name := range []string{"FETCH_BUDGET_DAY_USD", "FETCH_MAX_ROUNDS", "FETCH_TURN_TIMEOUT", "FETCH_BUDGET_DAY_TOKENS"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -169,6 +170,9 @@ func New(cfg Config) (*Client, error) {
 	return &Client{cfg: cfg, or: openrouter.NewClientWithConfig(*orc), retry: r, log: cfg.Logger}, nil
 }
 
+// Close drops the client's idle connections.
+func (c *Client) Close() { c.retry.next.CloseIdleConnections() }
+
 // Model is the model the client asks.
 func (c *Client) Model() string { return c.cfg.Model }
 
@@ -204,6 +208,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			err = classify(err, *attempts)
 		}
 		if errors.As(err, &e) {
+			e.Detail = c.scrub(e.Detail)
 			c.log.Warn("completion failed", "status", e.Status, "kind", e.Kind, "attempts", e.Attempts, "detail", e.Detail)
 		}
 		return Response{}, err
@@ -279,6 +284,18 @@ func (c *Client) stream(ctx context.Context, req openrouter.ChatCompletionReques
 		return Response{}, &Error{Kind: ErrBadResponse, Attempts: attemptsOf(ctx), Detail: "stream ended without a finish reason"}
 	}
 	return Response{Message: Message{Role: Assistant, Content: content.String(), ToolCalls: calls}, FinishReason: finish, Usage: usage}, nil
+}
+
+// keyLike matches API keys and bearer tokens a provider may echo back.
+var keyLike = regexp.MustCompile(`(?i)\b(sk-[a-z0-9_-]{6,}|bearer\s+\S+)`)
+
+// scrub removes the key, and anything that looks like a key, from text
+// for the log.
+func (c *Client) scrub(s string) string {
+	if c.cfg.APIKey != "" {
+		s = strings.ReplaceAll(s, c.cfg.APIKey, "[key]")
+	}
+	return keyLike.ReplaceAllString(s, "[redacted]")
 }
 
 func usageOf(u *openrouter.Usage) Usage {

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -152,5 +153,22 @@ func TestStreamingAssemblesTheAnswer(t *testing.T) {
 	}
 	if _, err := c.Complete(t.Context(), hello); !errors.Is(err, llm.ErrBadResponse) {
 		t.Fatalf("truncated stream: err = %v; want ErrBadResponse", err)
+	}
+}
+
+func TestLogNeverHoldsTheKey(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	var logs strings.Builder
+	c, err := llm.New(llm.Config{BaseURL: f.URL(), APIKey: "sk-or-echoed-secret", Model: "m", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(t.Context(), hello)
+	var e *llm.Error
+	if !errors.As(err, &e) || strings.Contains(e.Detail, "sk-or-echoed-secret") {
+		t.Fatalf("detail %q", e.Detail)
+	}
+	if strings.Contains(logs.String(), "sk-or-echoed-secret") || !strings.Contains(logs.String(), "completion failed") {
+		t.Fatalf("log:\n%s", logs.String())
 	}
 }
