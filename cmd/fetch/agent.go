@@ -52,7 +52,7 @@ func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, 
 	a, err := agent.New(agent.Config{
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks,
 		Fire: deps.fire, Next: deps.next, Logger: log.With("component", "agent"),
-		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL, Model: cfg.Model,
+		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
 	})
 	if err != nil {

@@ -9,38 +9,41 @@ import (
 	"github.com/fetch-dev/fetch/internal/store"
 )
 
-// overBudget tells whether the next completion would go over a budget,
-// and why.
-func (r *run) overBudget(ctx context.Context) (string, bool, error) {
+// overrun is a budget the next completion would go over.
+type overrun struct {
+	// scope is "turn" or "day".
+	scope string
+	why   string
+}
+
+// overBudget tells whether the next completion would go over a budget.
+func (r *run) overBudget(ctx context.Context) (*overrun, error) {
 	b := r.a.cfg.Budget
 	switch {
 	case b.TurnTokens > 0 && r.usage.Tokens() >= b.TurnTokens:
-		return fmt.Sprintf("this request has used %d tokens; the limit per request is %d", r.usage.Tokens(), b.TurnTokens), true, nil
+		return &overrun{"turn", fmt.Sprintf("this request has used %d tokens; the limit per request is %d", r.usage.Tokens(), b.TurnTokens)}, nil
 	case b.TurnCost > 0 && r.usage.Cost >= b.TurnCost:
-		return fmt.Sprintf("this request has cost $%.4f; the limit per request is $%.2f", r.usage.Cost, b.TurnCost), true, nil
+		return &overrun{"turn", fmt.Sprintf("this request has cost $%.4f; the limit per request is $%.2f", r.usage.Cost, b.TurnCost)}, nil
 	}
 	if b.DayTokens == 0 && b.DayCost == 0 {
-		return "", false, nil
+		return nil, nil
 	}
 	spent, granted, err := r.a.cfg.Store.Spent(ctx, store.Day(r.a.now()))
 	if err != nil {
-		return "", false, fmt.Errorf("agent: budget: %w", err)
+		return nil, fmt.Errorf("agent: budget: %w", err)
 	}
 	switch {
 	case b.DayTokens > 0 && spent.Tokens() >= b.DayTokens+granted.Tokens():
-		return fmt.Sprintf("today's %d tokens are used up (%d spent)", b.DayTokens+granted.Tokens(), spent.Tokens()), true, nil
+		return &overrun{"day", fmt.Sprintf("today's %d tokens are used up (%d spent)", b.DayTokens+granted.Tokens(), spent.Tokens())}, nil
 	case b.DayCost > 0 && spent.Cost >= b.DayCost+granted.Cost:
-		return fmt.Sprintf("today's budget of $%.2f is used up ($%.4f spent)", b.DayCost+granted.Cost, spent.Cost), true, nil
+		return &overrun{"day", fmt.Sprintf("today's budget of $%.2f is used up ($%.4f spent)", b.DayCost+granted.Cost, spent.Cost)}, nil
 	}
-	return "", false, nil
+	return nil, nil
 }
 
 // pause stops a turn over budget and asks the owner whether to go on.
-func (r *run) pause(ctx context.Context, why string) ([]chat.Reply, error) {
-	scope := "turn"
-	if r.usage.Tokens() == 0 || (r.a.cfg.Budget.TurnTokens == 0 && r.a.cfg.Budget.TurnCost == 0) {
-		scope = "day"
-	}
+func (r *run) pause(ctx context.Context, o *overrun) ([]chat.Reply, error) {
+	scope, why := o.scope, o.why
 	reply := chat.Reply{Text: "I paused: " + why + ". Continue anyway?", Actions: []chat.Action{
 		{Label: "Continue", Send: "yes", Style: chat.Primary},
 		{Label: "Stop", Send: "no", Style: chat.Secondary},

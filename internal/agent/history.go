@@ -89,8 +89,10 @@ func validTurn(msgs []llm.Message) error {
 	return nil
 }
 
-// window is the conversation's summary and the newest HistoryTurns whole
-// turns. Turns beyond the window are folded into the summary first.
+// window is the conversation's summary and its newest whole turns: at
+// most HistoryTurns of them and HistoryBytes of text, but always the
+// newest. Older turns are folded into the summary first, in the same
+// transaction.
 func (a *Agent) window(ctx context.Context, conv string) (string, []llm.Message, error) {
 	var summary string
 	var msgs []llm.Message
@@ -103,17 +105,26 @@ func (a *Agent) window(ctx context.Context, conv string) (string, []llm.Message,
 		if err := tx.QueryRowContext(ctx, "SELECT summary FROM agent_summaries WHERE conversation_id = ?", conv).Scan(&summary); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if extra := len(ids) - a.cfg.HistoryTurns; extra > 0 {
-			old := ids[:extra]
-			ids = ids[extra:]
+		turns := make([][]llm.Message, len(ids))
+		for i, id := range ids {
+			if turns[i], err = turnMessages(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		keep, size := 0, 0
+		for i := len(turns) - 1; i >= 0; i-- {
+			size += turnSize(turns[i])
+			if keep > 0 && (keep >= a.cfg.HistoryTurns || size > a.cfg.HistoryBytes) {
+				break
+			}
+			keep++
+		}
+		old := len(turns) - keep
+		if old > 0 {
 			var lines []string
-			for _, id := range old {
-				turn, err := turnMessages(ctx, tx, id)
-				if err != nil {
-					return err
-				}
-				lines = append(lines, summarize(turn))
-				if _, err := tx.ExecContext(ctx, "UPDATE agent_turns SET compacted = 1 WHERE id = ?", id); err != nil {
+			for i := range old {
+				lines = append(lines, summarize(turns[i]))
+				if _, err := tx.ExecContext(ctx, "UPDATE agent_turns SET compacted = 1 WHERE id = ?", ids[i]); err != nil {
 					return err
 				}
 			}
@@ -125,12 +136,8 @@ func (a *Agent) window(ctx context.Context, conv string) (string, []llm.Message,
 				return err
 			}
 		}
-		for _, id := range ids {
-			turn, err := turnMessages(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			msgs = append(msgs, turn...)
+		for _, t := range turns[old:] {
+			msgs = append(msgs, t...)
 		}
 		return nil
 	})
@@ -138,6 +145,17 @@ func (a *Agent) window(ctx context.Context, conv string) (string, []llm.Message,
 		return "", nil, fmt.Errorf("agent: history of %s: %w", conv, err)
 	}
 	return summary, msgs, nil
+}
+
+func turnSize(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Arguments)
+		}
+	}
+	return n
 }
 
 func liveTurns(ctx context.Context, tx *sql.Tx, conv string) ([]int64, error) {

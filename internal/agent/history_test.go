@@ -74,3 +74,22 @@ func TestClearStartsFreshHistoryKeepsWorkspace(t *testing.T) {
 		t.Fatalf("after /clear: %d messages, system:\n%s", len(req.Body.Messages), req.System())
 	}
 }
+
+func TestHistoryWindowBoundedBySize(t *testing.T) {
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.HistoryBytes = 250 })
+	for i := 1; i <= 3; i++ {
+		r.llm.Script(testkit.Say(fmt.Sprintf("Answer %d: %s", i, strings.Repeat("x", 100))))
+		r.say(intent.Conversation, fmt.Sprintf("Question %d", i))
+	}
+	msgs := r.llm.Requests()[2].Body.Messages
+	// 2 turns of ~120 bytes fit in 250; the third would not.
+	if len(msgs) != 1+4+1 || msgs[1].Content.Text != "Question 1" {
+		t.Fatalf("%d messages, first %q", len(msgs), msgs[1].Content.Text)
+	}
+	r.llm.Script(testkit.Say("ok"))
+	r.say(intent.Conversation, "Question 4")
+	req := r.llm.Requests()[3]
+	if len(req.Body.Messages) != 1+4+1 || !strings.Contains(req.System(), "Question 1") {
+		t.Fatalf("%d messages; summary:\n%s", len(req.Body.Messages), req.System())
+	}
+}

@@ -100,10 +100,10 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	defer cancel()
 
 	for round := 0; ; round++ {
-		if why, over, err := r.overBudget(ctx); err != nil {
+		if over, err := r.overBudget(ctx); err != nil {
 			return nil, err
-		} else if over {
-			return r.pause(ctx, why)
+		} else if over != nil {
+			return r.pause(ctx, over)
 		}
 		withTools := round < rounds && calls > 0 && turnCtx.Err() == nil
 		r.lastRound = !withTools
