@@ -100,8 +100,8 @@ type Turn struct {
 	Role           chat.Role
 	Text           string
 	Intent         intent.Result
-	// Mode is the conversation's mode machine; the agent fires Guarded,
-	// Asked and TaskStarted on it.
+	// Mode is the conversation's mode machine; the agent fires Guarded
+	// and Asked on it.
 	Mode *modes.Machine
 	// Notify sends progress to the conversation at once.
 	Notify func(ctx context.Context, r chat.Reply) error

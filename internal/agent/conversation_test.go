@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/modes"
-	"log/slog"
 )
 
 // viaConversation adapts the agent to conversation.Agent, as cmd/fetch
@@ -27,18 +27,24 @@ type chatRig struct {
 	*rig
 	rec *testkit.Recorder
 	mgr *conversation.Manager
-	n   int
 }
 
 func newChatRig(t *testing.T) *chatRig {
-	var mgr *conversation.Manager
-	r := newRig(t, func(_ *rig, c *agent.Config) {
-		c.Fire = func(ctx context.Context, id string, e modes.Event, reason string) error {
-			return mgr.Fire(ctx, id, e, reason)
+	c := &chatRig{}
+	c.rig = newRig(t, func(_ *rig, cfg *agent.Config) {
+		cfg.Fire = func(ctx context.Context, id string, e modes.Event, reason string) error {
+			return c.mgr.Fire(ctx, id, e, reason)
 		}
 	})
+	c.start()
+	return c
+}
+
+// start opens a conversation manager, as a (re)started Fetch does.
+func (c *chatRig) start() {
+	t, r := c.t, c.rig
 	rec := testkit.NewRecorder()
-	mgr = conversation.New(conversation.Config{
+	mgr := conversation.New(conversation.Config{
 		Store: r.db, Senders: map[string]chat.Sender{"term": rec}, Agent: viaConversation{r.agent}, Resolver: r.agent, Spend: r.agent.Spend,
 		RoleOf: func(_, user string) chat.Role {
 			if user == "owner" {
@@ -56,7 +62,7 @@ func newChatRig(t *testing.T) *chatRig {
 		defer cancel()
 		mgr.Close(ctx)
 	})
-	return &chatRig{rig: r, rec: rec, mgr: mgr}
+	c.rec, c.mgr = rec, mgr
 }
 
 // send delivers a message and returns the replies it produced.
@@ -171,5 +177,28 @@ func TestQuestionAnsweredThroughTheConversation(t *testing.T) {
 	}
 	if c.mode() != "ALERT" {
 		t.Fatalf("mode after the answer with nothing running: %s", c.mode())
+	}
+}
+
+func TestApprovalSurvivesARestart(t *testing.T) {
+	c := newChatRig(t)
+	c.llm.Script(testkit.Use(testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"demo"}`}))
+	c.send("delete the workspace demo")
+	if c.mode() != "GUARDING" {
+		t.Fatalf("mode %s", c.mode())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.mgr.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.start()
+	if got := texts(c.send("/status")); !strings.Contains(got, "GUARDING") || !strings.Contains(got, "workspace_delete") {
+		t.Fatalf("after restart /status: %q", got)
+	}
+	c.llm.Script(testkit.Say("Done."))
+	c.send("yes")
+	if c.ws.has("demo") {
+		t.Fatal("the approval given after a restart did not run")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // Argument types: the tools' JSON Schemas are generated from these.
@@ -236,10 +235,9 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	if err != nil {
 		return "", err
 	}
+	// The task engine's reporter moves the mode to WORKING when the task
+	// starts.
 	r.created = append(r.created, task)
-	if r.mode == nil || r.mode.Current() == modes.Alert {
-		r.fire(ctx, modes.TaskStarted, "task "+task.ID)
-	}
 	return fmt.Sprintf("Created task %s: harness %s in workspace %s on branch %s, state %s. Tell the owner its id.", task.ID, or(task.Harness, "default"), task.Workspace, or(task.Branch, "(new)"), task.State), nil
 }
 
