@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func registered(t testing.TB) *Agent {
+	t.Helper()
+	a := &Agent{log: slog.New(slog.DiscardHandler)}
+	if err := a.register(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestDecodeArguments(t *testing.T) {
+	a := registered(t)
+	for _, tc := range []struct {
+		tool, args string
+		err        string // "" when valid
+		canon      string
+	}{
+		{"workspace_list", "", "", "{}"},
+		{"workspace_list", "{}", "", "{}"},
+		{"workspace_list", " {} ", "", "{}"},
+		{"workspace_list", "\t\t\t", "only whitespace", ""},
+		{"workspace_list", "null", "not a JSON object", ""},
+		{"workspace_list", `{"x":1}`, "do not fit", ""},
+		{"workspace_select", `{"name":"  demo "}`, "", `{"name":"demo"}`},
+		{"workspace_select", `{"name":"   "}`, "must not be empty", ""},
+		{"workspace_select", `{"name":null}`, "missing required argument(s): name", ""},
+		{"workspace_select", `{"name":42}`, "do not fit", ""},
+		{"task_create", `{"goal":"x","queue":true}`, "", `{"goal":"x","queue":true}`},
+		{"task_create", `{"workspace":"demo"}`, "missing required argument(s): goal", ""},
+		{"task_respond", `{}`, "missing required argument(s): id, answer", ""},
+	} {
+		p, err := a.tools[tc.tool].decode(tc.args)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s(%q): %v", tc.tool, tc.args, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s(%q): err %v; want %q", tc.tool, tc.args, err, tc.err)
+		case tc.err == "" && p.args != tc.canon:
+			t.Errorf("%s(%q): canonical %s; want %s", tc.tool, tc.args, p.args, tc.canon)
+		}
+	}
+}
+
+func TestSchemasComeFromTheArgumentTypes(t *testing.T) {
+	a := registered(t)
+	s := a.tools["task_create"].schema
+	if s.Type != "object" || len(s.Required) != 1 || s.Required[0] != "goal" || s.Properties["queue"].Type != "boolean" || s.Properties["goal"].Description == "" {
+		t.Fatalf("task_create schema %+v", s)
+	}
+	if s := a.tools["workspace_list"].schema; len(s.Properties) != 0 || len(s.Required) != 0 {
+		t.Fatalf("workspace_list schema %+v", s)
+	}
+	for name, tl := range a.tools {
+		if tl.desc == "" {
+			t.Errorf("%s has no description", name)
+		}
+	}
+}
+
+func FuzzToolArguments(f *testing.F) {
+	for _, s := range []string{"", "{}", "\t", `{"name":"demo"}`, `{"goal":"x"}`, `[`, `{"a":{"b":[1,2]}}`, "\x00", `{"name":"\u0000"}`} {
+		f.Add(s)
+	}
+	a := registered(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		for name, tl := range a.tools {
+			p, err := tl.decode(raw)
+			if err == nil && resendable(p.args) != p.args {
+				t.Fatalf("%s(%q): canonical arguments %q are not resendable", name, raw, p.args)
+			}
+			if got := resendable(raw); !strings.HasPrefix(got, "{") {
+				t.Fatalf("resendable(%q) = %q", raw, got)
+			}
+		}
+	})
+}
