@@ -83,6 +83,13 @@ type Config struct {
 	// IdleAfter is the quiet period after which an ALERT conversation
 	// rests; 0 never rests.
 	IdleAfter time.Duration
+	// Scheduler carries out /remind, /schedule and /cron; nil when none.
+	Scheduler Scheduler
+	// Watcher carries out /watch; nil when none.
+	Watcher Watcher
+	// Location is the owner's time zone, in which instincts read and show
+	// times; UTC when nil.
+	Location *time.Location
 }
 
 // Manager owns the conversations.
@@ -288,6 +295,10 @@ func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	m.audit(ctx, c.id, it.userID, "stop", r.Reply)
 	if err := m.complete(ctx, c, it.msgID, []chat.Reply{chat.Text(r.Reply)}); err != nil {
 		return fmt.Errorf("conversation: stop: %w", err)
+	}
+	if st.Mode == string(modes.Resting) {
+		// A stop is a message too: it wakes a resting conversation.
+		return m.enqueue(ctx, c, item{event: modes.Woke, reason: "message from " + it.userID})
 	}
 	return nil
 }
