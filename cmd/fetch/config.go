@@ -24,6 +24,8 @@ const (
 	envKennelImage  = "FETCH_KENNEL_IMAGE"
 	envLogLevel     = "FETCH_LOG_LEVEL"
 	envIdleAfter    = "FETCH_IDLE_AFTER"
+	envTimezone     = "FETCH_TIMEZONE"
+	envGitInterval  = "FETCH_GIT_INTERVAL"
 )
 
 // configHelp documents every variable for --help.
@@ -39,7 +41,9 @@ const configHelp = `Configuration (environment):
   FETCH_MODEL          model name (default anthropic/claude-sonnet-4.5)
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
-  FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)`
+  FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
+  FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
+  FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)`
 
 // Config is Fetch's whole configuration. It enters once, here.
 type Config struct {
@@ -56,6 +60,10 @@ type Config struct {
 	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
 	LogLevel  string
 	IdleAfter time.Duration
+	// Location is the owner's time zone.
+	Location *time.Location
+	// GitInterval is how often watched workspaces fetch their upstream.
+	GitInterval time.Duration
 }
 
 // ConfigError lists every problem found in the configuration.
@@ -81,6 +89,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		KennelImage:  or(getenv(envKennelImage), "fetch-kennel:latest"),
 		LogLevel:     strings.ToLower(strings.TrimSpace(getenv(envLogLevel))),
 		IdleAfter:    30 * time.Minute,
+		Location:     time.Local,
+		GitInterval:  5 * time.Minute,
 	}
 	if c.DataDir == "" {
 		home := getenv("HOME")
@@ -134,6 +144,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a duration such as 30m or 0, got %q", envIdleAfter, v))
 		} else {
 			c.IdleAfter = d
+		}
+	}
+	if v := strings.TrimSpace(getenv(envTimezone)); v != "" {
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be a time zone such as Europe/Berlin or UTC, got %q", envTimezone, v))
+		} else {
+			c.Location = loc
+		}
+	}
+	if v := strings.TrimSpace(getenv(envGitInterval)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d > 0 && d < 10*time.Second) {
+			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 10s, such as 5m, or 0, got %q", envGitInterval, v))
+		} else {
+			c.GitInterval = d
 		}
 	}
 	if len(problems) > 0 {
