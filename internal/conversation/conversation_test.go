@@ -157,6 +157,7 @@ func TestInOrder(t *testing.T) {
 			t.Fatalf("reply %d = %q; want %q (replies out of order?)", i, got[i].Reply.Text, want[i])
 		}
 	}
+	e.idle(t) // the last reply is marked sent after it was received
 	if unsent, _ := e.db.Unsent(t.Context(), ""); len(unsent) != 0 {
 		t.Fatalf("%d replies left unsent", len(unsent))
 	}
