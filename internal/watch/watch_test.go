@@ -95,7 +95,7 @@ func TestBurstIsOneMessage(t *testing.T) {
 	for _, d := range []string{".git/objects", "vendor/x", "build", "node_modules/y"} {
 		write(t, filepath.Join(ws, d, "keep"), "")
 	}
-	r := start(t, root, filepath.Join(t.TempDir(), "fetch.db"), watch.Config{Debounce: 300 * time.Millisecond})
+	r := start(t, root, filepath.Join(t.TempDir(), "fetch.db"), watch.Config{Debounce: time.Second})
 	if reply := r.apply(t, "/watch on api"); !strings.HasPrefix(reply, "👀 Watching api") {
 		t.Fatalf("watch on → %q", reply)
 	}
