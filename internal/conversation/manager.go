@@ -282,14 +282,17 @@ func isBlank(s string) bool {
 
 // stop handles a stop ahead of the queue: it cancels the turn in flight
 // and stops the conversation's tasks, then replies.
-func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
+func (m *Manager) stop(ctx context.Context, c *conv, it item) (err error) {
 	st := m.stopState(ctx, c, it)
 	r, _ := m.instincts.Match(it.text, st)
 	if st.Mode == string(modes.Resting) {
-		// A stop is a message too: it wakes a resting conversation.
-		if err := m.enqueue(ctx, c, item{event: modes.Woke, reason: "message from " + it.userID}); err != nil {
-			return fmt.Errorf("conversation: stop: %w", err)
-		}
+		// A stop is a message too: it wakes a resting conversation, once
+		// its reply went out (deferred, so after the unlock below).
+		defer func() {
+			if werr := m.enqueue(ctx, c, item{event: modes.Woke, reason: "message from " + it.userID}); werr != nil && err == nil {
+				err = fmt.Errorf("conversation: stop: %w", werr)
+			}
+		}()
 	}
 	// The stop's reply goes out before anything the conversation's
 	// goroutine answers once its turn is cancelled.
