@@ -11,6 +11,10 @@
 // last reported is kept in memory, so after a restart a branch still behind
 // is reported once more.
 //
+// Bursts and the git interval run on the real clock: file events arrive in
+// real time, so a test cannot know when to move an injected clock; the
+// tests use a short quiet period and wait for the message.
+//
 // The watched workspaces and the conversation told about each are stored
 // (table watches) and watched again on Open. Each watched workspace has two
 // goroutines, one for file events and one for git, owned by the Manager:
