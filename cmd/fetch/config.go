@@ -34,6 +34,8 @@ const (
 	envBudgetTurnUSD   = "FETCH_BUDGET_TURN_USD"
 	envBudgetDayTokens = "FETCH_BUDGET_DAY_TOKENS"
 	envBudgetDayUSD    = "FETCH_BUDGET_DAY_USD"
+	envTimezone        = "FETCH_TIMEZONE"
+	envGitInterval     = "FETCH_GIT_INTERVAL"
 )
 
 // configHelp documents every variable for --help.
@@ -50,6 +52,8 @@ const configHelp = `Configuration (environment):
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
   FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
+  FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
+  FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
 
 Agent (the LLM loop):
   FETCH_MAX_ROUNDS          tool rounds an action may use before its final answer (default 8)
@@ -84,6 +88,10 @@ type Config struct {
 	BudgetTurnUSD    float64
 	BudgetDayTokens  int
 	BudgetDayUSD     float64
+	// Location is the owner's time zone.
+	Location *time.Location
+	// GitInterval is how often watched workspaces fetch their upstream.
+	GitInterval time.Duration
 }
 
 // ConfigError lists every problem found in the configuration.
@@ -112,6 +120,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		MaxRounds:    8,
 		TurnTimeout:  5 * time.Minute,
 		ApprovalTTL:  time.Hour,
+		Location:     time.Local,
+		GitInterval:  5 * time.Minute,
 	}
 	if c.DataDir == "" {
 		home := getenv("HOME")
@@ -168,6 +178,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadAgent(getenv)...)
+	if v := strings.TrimSpace(getenv(envTimezone)); v != "" {
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be a time zone such as Europe/Berlin or UTC, got %q", envTimezone, v))
+		} else {
+			c.Location = loc
+		}
+	}
+	if v := strings.TrimSpace(getenv(envGitInterval)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d > 0 && d < 10*time.Second) {
+			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 10s, such as 5m, or 0, got %q", envGitInterval, v))
+		} else {
+			c.GitInterval = d
+		}
+	}
 	if len(problems) > 0 {
 		return c, &ConfigError{Problems: problems}
 	}

@@ -167,6 +167,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		}
 	}
 	tty := term.New(stdout, owner, prompt)
+	pro := newProactive(cfg, db, log)
 	var mgr *conversation.Manager
 	b, err := openBrain(ctx, cfg, db, log, brainDeps{fire: func(ctx context.Context, id string, e modes.Event, reason string) error {
 		return mgr.Fire(ctx, id, e, reason)
@@ -189,17 +190,26 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		},
 		Logger:    log,
 		IdleAfter: cfg.IdleAfter,
+		Scheduler: pro.sched,
+		Watcher:   pro.watch,
+		Location:  cfg.Location,
 	}
 	b.wire(&convCfg)
 	mgr = conversation.New(convCfg)
 	if err := mgr.Open(ctx); err != nil {
 		return err
 	}
-	runErr := tty.Run(ctx, stdin, mgr)
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := mgr.Close(closeCtx); err != nil && runErr == nil {
-		runErr = err
+	if err := pro.open(ctx, mgr); err != nil {
+		mgr.Close(closeCtx)
+		return err
+	}
+	runErr := tty.Run(ctx, stdin, mgr)
+	for _, err := range []error{pro.close(closeCtx), mgr.Close(closeCtx)} {
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	return runErr
 }
