@@ -62,7 +62,9 @@ Agent (the LLM loop):
   FETCH_BUDGET_TURN_TOKENS  tokens one request may use before Fetch pauses and asks (default 0: no limit)
   FETCH_BUDGET_TURN_USD     dollars one request may cost before Fetch pauses and asks (default 0: no limit)
   FETCH_BUDGET_DAY_TOKENS   tokens per UTC day before Fetch pauses and asks (default 0: no limit)
-  FETCH_BUDGET_DAY_USD      dollars per UTC day before Fetch pauses and asks (default 0: no limit)`
+  FETCH_BUDGET_DAY_USD      dollars per UTC day before Fetch pauses and asks (default 0: no limit)
+  Identity: COLLAR.md, ALPHA.md, agents/*.md and skills/*/SKILL.md in $FETCH_DATA_DIR/identity
+  override the built-in ones and are reloaded when they change.`
 
 // Config is Fetch's whole configuration. It enters once, here.
 type Config struct {
