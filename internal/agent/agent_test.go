@@ -178,7 +178,7 @@ func TestIterationCapEndsWithOneReply(t *testing.T) {
 	r.llm.Script(testkit.Say("demo is clean; I stopped looking."))
 	replies := r.say(intent.Action, "check demo over and over")
 	reqs := r.llm.Requests()
-	if len(reqs) != 4 || len(reqs[3].Tools()) != 0 || len(reqs[2].Tools()) == 0 {
+	if len(reqs) != 4 || !reqs[3].Final() || reqs[2].Final() {
 		t.Fatalf("%d requests; want 3 with tools and a final one without", len(reqs))
 	}
 	if !strings.Contains(reqs[3].System(), "No more tool calls") {

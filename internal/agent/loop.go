@@ -117,9 +117,10 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 			r.system = r.buildPrompt(ctx)
 			r.promptDirty = false
 		}
-		req := llm.Request{Messages: append(append([]llm.Message{{Role: llm.System, Content: r.system}}, r.history...), r.msgs...)}
-		if withTools {
-			req.Tools = r.a.offered(r.kind)
+		req := llm.Request{
+			Messages:    append(append([]llm.Message{{Role: llm.System, Content: r.system}}, r.history...), r.msgs...),
+			Tools:       r.a.offered(r.kind),
+			NoToolCalls: !withTools,
 		}
 		resp, err := r.a.cfg.LLM.Complete(callCtx, req)
 		if err != nil {

@@ -53,9 +53,13 @@ type Tool struct {
 // Request is one completion request.
 type Request struct {
 	Messages []Message
-	// Tools offered; none means the model must answer in text.
-	Tools     []Tool
-	MaxTokens int
+	// Tools offered.
+	Tools []Tool
+	// NoToolCalls asks for a text answer while still declaring Tools
+	// (tool_choice "none"): providers reject a history with tool calls
+	// when the request declares no tools.
+	NoToolCalls bool
+	MaxTokens   int
 }
 
 // Usage is what a completion cost, from the provider's usage fields.
@@ -191,6 +195,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			Type:     openrouter.ToolTypeFunction,
 			Function: &openrouter.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters},
 		})
+	}
+	if req.NoToolCalls && len(orReq.Tools) > 0 {
+		orReq.ToolChoice = "none"
 	}
 	var resp Response
 	var err error

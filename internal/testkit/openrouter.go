@@ -76,6 +76,12 @@ func (r Request) Tools() []string {
 	return out
 }
 
+// Final reports whether the request asks for a text answer: no tools
+// declared, or tool_choice "none".
+func (r Request) Final() bool {
+	return len(r.Body.Tools) == 0 || r.Body.ToolChoice == "none"
+}
+
 // System is the system message's text.
 func (r Request) System() string {
 	for _, m := range r.Body.Messages {
@@ -202,6 +208,9 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 	if body.Stream {
 		f.stream(w, id, body.Model, step)
 		return
+	}
+	if body.ToolChoice == "none" && len(step.Calls) > 0 {
+		f.t.Errorf("fake openrouter: request %d has tool_choice none but the script answers with tool calls", len(f.requests)-1)
 	}
 	msg := map[string]any{"role": "assistant", "content": step.Text}
 	finish := "stop"
