@@ -10,7 +10,10 @@ import (
 
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/testkit"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func client(t *testing.T, f *testkit.OpenRouter, mod func(*llm.Config)) *llm.Client {
 	t.Helper()
