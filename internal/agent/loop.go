@@ -225,6 +225,11 @@ func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 		r.end(fmt.Sprintf("I stopped: I called %s with the same arguments %d times without getting anywhere. Tell me how you'd like to go on.", c.Name, n), nil)
 		return fmt.Sprintf("error: stopped — %s was called %d times with the same arguments.", c.Name, n)
 	}
+	if p.check != nil {
+		if err := p.check(ctx, r); err != nil {
+			return fmt.Sprintf("error: %s: %v", c.Name, err)
+		}
+	}
 	if p.danger != "" || (r.autonomy == instincts.Supervised && c.Name == "task_create") {
 		return r.requestApproval(ctx, t, p)
 	}

@@ -71,40 +71,87 @@ func nonEmpty(what, v string) error {
 func (a *Agent) register() error {
 	a.tools = map[string]*tool{}
 	errs := []error{
-		define(a, "workspace_list", readOnly, false, nil, toolWorkspaceList, nil),
-		define(a, "workspace_status", readOnly, false, func(w *optionalWorkspace) error { trimmed(&w.Name); return nil }, toolWorkspaceStatus, nil),
-		define(a, "task_status", readOnly, false, func(t *optionalTask) error { trimmed(&t.ID); return nil }, toolTaskStatus, nil),
-		define(a, "workspace_select", mutating, true, func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) }, toolWorkspaceSelect, nil),
-		define(a, "workspace_create", mutating, true, func(c *createArgs) error {
-			trimmed(&c.Name, &c.Template, &c.URL)
-			return nonEmpty("name", c.Name)
-		}, toolWorkspaceCreate, nil),
-		define(a, "workspace_delete", mutating, true, func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) }, toolWorkspaceDelete,
-			func(w *workspaceName) (string, string) {
+		define(a, "workspace_list", spec[noArgs]{access: readOnly, run: toolWorkspaceList}),
+		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly,
+			validate: func(w *optionalWorkspace) error { trimmed(&w.Name); return nil },
+			run:      toolWorkspaceStatus}),
+		define(a, "task_status", spec[optionalTask]{access: readOnly,
+			validate: func(t *optionalTask) error { trimmed(&t.ID); return nil },
+			run:      toolTaskStatus}),
+		define(a, "workspace_select", spec[workspaceName]{access: mutating, changesContext: true,
+			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
+			check:    func(ctx context.Context, r *run, w workspaceName) error { return mustExist(ctx, r, w.Name) },
+			run:      toolWorkspaceSelect}),
+		define(a, "workspace_create", spec[createArgs]{access: mutating, changesContext: true,
+			validate: func(c *createArgs) error { trimmed(&c.Name, &c.Template, &c.URL); return nonEmpty("name", c.Name) },
+			run:      toolWorkspaceCreate}),
+		define(a, "workspace_delete", spec[workspaceName]{access: mutating, changesContext: true,
+			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
+			check:    func(ctx context.Context, r *run, w workspaceName) error { return mustExist(ctx, r, w.Name) },
+			run:      toolWorkspaceDelete,
+			policy: func(w *workspaceName) (string, string) {
 				return "deleting a workspace destroys its files and history", "Delete workspace " + w.Name + " and everything in it"
-			}),
-		define(a, "task_create", mutating, true, func(t *taskCreateArgs) error {
-			trimmed(&t.Goal, &t.Workspace, &t.Harness)
-			return nonEmpty("goal", t.Goal)
-		}, toolTaskCreate, func(t *taskCreateArgs) (string, string) {
-			desc := fmt.Sprintf("Start a task in %s: %s", or(t.Workspace, "the selected workspace"), t.Goal)
-			if dangerousGoal.MatchString(t.Goal) {
-				return "the goal destroys work (branch, history or data)", desc
-			}
-			return "", desc
-		}),
-		define(a, "task_cancel", mutating, true, func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) }, toolTaskCancel, nil),
-		define(a, "task_respond", mutating, false, func(t *taskRespondArgs) error {
-			trimmed(&t.ID, &t.Answer)
-			if err := nonEmpty("id", t.ID); err != nil {
-				return err
-			}
-			return nonEmpty("answer", t.Answer)
-		}, toolTaskRespond, nil),
-		define(a, "ask_user", mutating, false, func(q *askArgs) error { trimmed(&q.Question); return nonEmpty("question", q.Question) }, toolAskUser, nil),
-		define(a, "report_progress", mutating, false, func(p *progressArgs) error { trimmed(&p.Message); return nonEmpty("message", p.Message) }, toolReportProgress, nil),
+			}}),
+		define(a, "task_create", spec[taskCreateArgs]{access: mutating, changesContext: true,
+			validate: func(t *taskCreateArgs) error {
+				trimmed(&t.Goal, &t.Workspace, &t.Harness)
+				return nonEmpty("goal", t.Goal)
+			},
+			check: checkTaskCreate,
+			run:   toolTaskCreate,
+			policy: func(t *taskCreateArgs) (string, string) {
+				desc := fmt.Sprintf("Start a task in %s: %s", or(t.Workspace, "the selected workspace"), t.Goal)
+				if dangerousGoal.MatchString(t.Goal) {
+					return "the goal destroys work (branch, history or data)", desc
+				}
+				return "", desc
+			}}),
+		define(a, "task_cancel", spec[taskID]{access: mutating, changesContext: true,
+			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
+			run:      toolTaskCancel}),
+		define(a, "task_respond", spec[taskRespondArgs]{access: mutating,
+			validate: func(t *taskRespondArgs) error {
+				trimmed(&t.ID, &t.Answer)
+				if err := nonEmpty("id", t.ID); err != nil {
+					return err
+				}
+				return nonEmpty("answer", t.Answer)
+			},
+			run: toolTaskRespond}),
+		define(a, "ask_user", spec[askArgs]{access: mutating,
+			validate: func(q *askArgs) error { trimmed(&q.Question); return nonEmpty("question", q.Question) },
+			run:      toolAskUser}),
+		define(a, "report_progress", spec[progressArgs]{access: mutating,
+			validate: func(p *progressArgs) error { trimmed(&p.Message); return nonEmpty("message", p.Message) },
+			run:      toolReportProgress}),
 	}
 	return errors.Join(errs...)
+}
+
+// mustExist fails for a workspace that is not registered.
+func mustExist(ctx context.Context, r *run, name string) error {
+	ok, err := exists(ctx, r, name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("there is no workspace %q; workspace_list shows the workspaces", name)
+	}
+	return nil
+}
+
+// errNoWorkspace tells the model how to get a workspace for a task.
+var errNoWorkspace = errors.New("no workspace: none was given and none is selected. Select one with workspace_select (workspace_list shows them) or create one with workspace_create, then call task_create again")
+
+func checkTaskCreate(ctx context.Context, r *run, t taskCreateArgs) error {
+	if r.a.cfg.Tasks == nil {
+		return errNoTasks
+	}
+	ws := or(t.Workspace, r.workspace)
+	if ws == "" {
+		return errNoWorkspace
+	}
+	return mustExist(ctx, r, ws)
 }
 
 func or(v, def string) string {
@@ -172,12 +219,8 @@ func toolWorkspaceStatus(ctx context.Context, r *run, w optionalWorkspace) (stri
 }
 
 func toolWorkspaceSelect(ctx context.Context, r *run, w workspaceName) (string, error) {
-	ok, err := exists(ctx, r, w.Name)
-	if err != nil {
+	if err := mustExist(ctx, r, w.Name); err != nil {
 		return "", err
-	}
-	if !ok {
-		return "", fmt.Errorf("there is no workspace %q; workspace_list shows the workspaces", w.Name)
 	}
 	if err := r.a.cfg.Store.SetWorkspace(ctx, r.conv, w.Name); err != nil {
 		return "", err
@@ -229,7 +272,7 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	}
 	ws := or(t.Workspace, r.workspace)
 	if ws == "" {
-		return "", errors.New("no workspace: none was given and none is selected. Select one with workspace_select (workspace_list shows them) or create one with workspace_create, then call task_create again")
+		return "", errNoWorkspace
 	}
 	task, err := r.a.cfg.Tasks.Create(ctx, TaskRequest{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue})
 	if err != nil {

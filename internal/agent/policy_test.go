@@ -89,3 +89,18 @@ func TestAnotherPromptOpenIsAResult(t *testing.T) {
 }
 
 var _ agent.Resolver = (*recordResolver)(nil)
+
+func TestDeletingAMissingWorkspaceAsksNobody(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"ghost"}`}),
+		testkit.Say("There is no ghost workspace."),
+	)
+	r.say(intent.Action, "delete ghost")
+	if res := r.toolResults(1)["d"]; !strings.Contains(res, `no workspace "ghost"`) {
+		t.Fatalf("result %q", res)
+	}
+	if _, err := r.db.OpenPrompt(t.Context(), conv); err == nil || r.mode.Current() != modes.Alert {
+		t.Fatalf("an approval was opened for a missing workspace (mode %s)", r.mode.Current())
+	}
+}

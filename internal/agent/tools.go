@@ -47,6 +47,9 @@ type tool struct {
 type prepared struct {
 	// args is the canonical JSON of the arguments.
 	args string
+	// check tells, before anything is asked or done, whether the call
+	// can work at all (the workspace exists, one is selected).
+	check func(ctx context.Context, r *run) error
 	// run carries the call out.
 	run func(ctx context.Context, r *run) (string, error)
 	// danger, when not empty, is why the call needs the owner's approval.
@@ -55,8 +58,23 @@ type prepared struct {
 	describe string
 }
 
+// spec is a tool's behaviour over its argument type A.
+type spec[A any] struct {
+	access access
+	// changesContext: the system prompt is rebuilt after a success.
+	changesContext bool
+	// validate normalises and checks the arguments alone.
+	validate func(*A) error
+	// check is a precondition against the world, before approval.
+	check func(ctx context.Context, r *run, args A) error
+	run   func(ctx context.Context, r *run, args A) (string, error)
+	// policy says why a call is dangerous ("" when it is not) and
+	// describes it for the owner.
+	policy func(args *A) (danger, describe string)
+}
+
 // define registers a tool whose arguments are A.
-func define[A any](a *Agent, name string, acc access, changes bool, validate func(*A) error, do func(ctx context.Context, r *run, args A) (string, error), policy func(args *A) (danger, describe string)) error {
+func define[A any](a *Agent, name string, s spec[A]) error {
 	doc, err := toolDocs.ReadFile("tools/" + name + ".md")
 	if err != nil {
 		return fmt.Errorf("agent: tool %s: %w", name, err)
@@ -66,22 +84,25 @@ func define[A any](a *Agent, name string, acc access, changes bool, validate fun
 	if err != nil {
 		return fmt.Errorf("agent: tool %s schema: %w", name, err)
 	}
-	t := &tool{name: name, access: acc, changesContext: changes, desc: strings.TrimSpace(string(doc)), schema: schema}
+	t := &tool{name: name, access: s.access, changesContext: s.changesContext, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
 		if err := decodeArgs(raw, schema.Required, &args); err != nil {
 			return prepared{}, err
 		}
-		if validate != nil {
-			if err := validate(&args); err != nil {
+		if s.validate != nil {
+			if err := s.validate(&args); err != nil {
 				return prepared{}, err
 			}
 		}
 		canon, _ := json.Marshal(args)
-		p := prepared{args: string(canon), run: func(ctx context.Context, r *run) (string, error) { return do(ctx, r, args) }}
+		p := prepared{args: string(canon), run: func(ctx context.Context, r *run) (string, error) { return s.run(ctx, r, args) }}
 		p.describe = name + " " + p.args
-		if policy != nil {
-			p.danger, p.describe = policy(&args)
+		if s.check != nil {
+			p.check = func(ctx context.Context, r *run) error { return s.check(ctx, r, args) }
+		}
+		if s.policy != nil {
+			p.danger, p.describe = s.policy(&args)
 		}
 		return p, nil
 	}
