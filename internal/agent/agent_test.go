@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/intent"
@@ -369,5 +370,18 @@ func TestStopKeepsHistoryValid(t *testing.T) {
 	r.say(intent.Conversation, "still there?")
 	if n := len(r.llm.Requests()[1].Body.Messages); n != 1+4+1 {
 		t.Fatalf("next request has %d messages; want system + the stopped turn (4) + user", n)
+	}
+}
+
+func TestWallTimeLimitEndsWithAFinalAnswer(t *testing.T) {
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.TurnTime = 300 * time.Millisecond })
+	r.llm.Script(
+		testkit.Step{Delay: 10 * time.Second, Calls: []testkit.Call{{ID: "slow", Name: "workspace_list", Arguments: "{}"}}},
+		testkit.Say("I ran out of time; here is what I know."),
+	)
+	replies := r.say(intent.Action, "survey everything")
+	reqs := r.llm.Requests()
+	if len(reqs) != 2 || !reqs[1].Final() || texts(replies) != "I ran out of time; here is what I know." {
+		t.Fatalf("%d requests, reply %q", len(reqs), texts(replies))
 	}
 }
