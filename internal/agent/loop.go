@@ -100,6 +100,9 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	defer cancel()
 
 	for round := 0; ; round++ {
+		if ctx.Err() != nil {
+			return nil, r.stopped(ctx)
+		}
 		if over, err := r.overBudget(ctx); err != nil {
 			return nil, err
 		} else if over != nil {
@@ -125,9 +128,7 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 		resp, err := r.a.cfg.LLM.Complete(callCtx, req)
 		if err != nil {
 			if ctx.Err() != nil {
-				r.close("(Stopped before finishing.)")
-				r.save(ctx)
-				return nil, fmt.Errorf("agent: %w", context.Cause(ctx))
+				return nil, r.stopped(ctx)
 			}
 			if withTools && errors.Is(context.Cause(turnCtx), ErrTurnTime) {
 				log.Info("turn out of time; asking for the final answer")
@@ -187,6 +188,14 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	}
 	r.save(ctx)
 	return r.replies(), nil
+}
+
+// stopped closes and saves a turn whose context was cancelled (/stop,
+// shutdown) and returns the cause.
+func (r *run) stopped(ctx context.Context) error {
+	r.close("(Stopped before finishing.)")
+	r.save(ctx)
+	return fmt.Errorf("agent: %w", context.Cause(ctx))
 }
 
 func (r *run) callIDTaken(id string, before []llm.ToolCall) bool {
