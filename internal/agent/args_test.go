@@ -81,3 +81,14 @@ func FuzzToolArguments(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDecodeArguments(b *testing.B) {
+	a := registered(b)
+	tc := a.tools["task_create"]
+	raw := `{"goal":"Add a GET /health endpoint that returns 200 and a test for it","workspace":"api","harness":"claude"}`
+	for b.Loop() {
+		if _, err := tc.decode(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
