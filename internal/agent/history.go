@@ -200,27 +200,36 @@ func turnMessages(ctx context.Context, tx *sql.Tx, turn int64) ([]llm.Message, e
 }
 
 // summarize is one line for a compacted turn: what the owner said, what
-// Fetch answered, and the tools it used.
+// Fetch answered, and what its changing tools did (task ids survive).
 func summarize(turn []llm.Message) string {
 	var user, answer string
-	var tools []string
+	names := map[string]string{}
+	var did []string
 	for _, m := range turn {
 		switch {
 		case m.Role == llm.User:
 			user = m.Content
 		case m.Role == llm.Assistant && len(m.ToolCalls) == 0:
 			answer = m.Content
+		case m.Role == llm.ToolRole:
+			if summarized[names[m.ToolCallID]] && !strings.HasPrefix(m.Content, "error") {
+				first, _, _ := strings.Cut(m.Content, ". ")
+				did = append(did, clip(first, 80))
+			}
 		}
 		for _, c := range m.ToolCalls {
-			tools = append(tools, c.Name)
+			names[c.ID] = c.Name
 		}
 	}
 	line := fmt.Sprintf("- Owner: %s → Fetch: %s", clip(user, summaryLine), clip(answer, summaryLine))
-	if len(tools) > 0 {
-		line += " (used " + strings.Join(tools, ", ") + ")"
+	if len(did) > 0 {
+		line += " [" + strings.Join(did, "; ") + "]"
 	}
 	return line
 }
+
+// summarized are the tools whose results the summary keeps.
+var summarized = map[string]bool{"workspace_select": true, "workspace_create": true, "workspace_delete": true, "task_create": true, "task_cancel": true}
 
 // fold adds lines to the previous summary, dropping its oldest lines
 // beyond summaryMax.

@@ -93,3 +93,20 @@ func TestHistoryWindowBoundedBySize(t *testing.T) {
 		t.Fatalf("%d messages; summary:\n%s", len(req.Body.Messages), req.System())
 	}
 }
+
+func TestSummaryKeepsWhatToolsDid(t *testing.T) {
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.HistoryTurns = 1 })
+	r.selectWorkspace("demo")
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "t", Name: "task_create", Arguments: `{"goal":"add a health check"}`}),
+		testkit.Say("Started."),
+		testkit.Say("You're welcome."),
+		testkit.Say("It is t-101."),
+	)
+	r.say(intent.Action, "add a health check")
+	r.say(intent.Conversation, "thanks")
+	r.say(intent.Inquiry, "what was the task id?")
+	if sys := r.llm.Requests()[3].System(); !strings.Contains(sys, "Created task t-101") {
+		t.Fatalf("summary lost the task id:\n%s", sys)
+	}
+}
