@@ -67,11 +67,11 @@ func TestLeavesOrdinaryTextAlone(t *testing.T) {
 
 func TestStripANSI(t *testing.T) {
 	for in, want := range map[string]string{
-		"\x1b[31mred\x1b[0m text":                 "red text",
-		"\x1b]0;title\x07after":                   "after",
+		"\x1b[31mred\x1b[0m text":                  "red text",
+		"\x1b]0;title\x07after":                    "after",
 		"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\": "link",
-		"plain":                                   "plain",
-		"cursor\x1b[2K\x1b[1Gline":                "cursorline",
+		"plain":                    "plain",
+		"cursor\x1b[2K\x1b[1Gline": "cursorline",
 	} {
 		if got := redact.StripANSI(in); got != want {
 			t.Errorf("StripANSI(%q) = %q; want %q", in, got, want)
