@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,7 +25,21 @@ const (
 	envKennelImage  = "FETCH_KENNEL_IMAGE"
 	envLogLevel     = "FETCH_LOG_LEVEL"
 	envIdleAfter    = "FETCH_IDLE_AFTER"
+	envRateLimit    = "FETCH_RATE_LIMIT"
 )
+
+// secretEnv names the harness credentials that may be in Fetch's
+// environment: their values are redacted from everything sent to Discord
+// and logged, like the Discord token and the OpenRouter key.
+func secretEnv() []string {
+	return []string{
+		"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+		"OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+		"GOOGLE_GENERATIVE_AI_API_KEY", "COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN",
+		"COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN", "CURSOR_API_KEY",
+		"DEEPSEEK_API_KEY", "GROQ_API_KEY",
+	}
+}
 
 // configHelp documents every variable for --help.
 const configHelp = `Configuration (environment):
@@ -39,7 +54,8 @@ const configHelp = `Configuration (environment):
   FETCH_MODEL          model name (default anthropic/claude-sonnet-4.5)
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
-  FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)`
+  FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
+  FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)`
 
 // Config is Fetch's whole configuration. It enters once, here.
 type Config struct {
@@ -56,6 +72,13 @@ type Config struct {
 	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
 	LogLevel  string
 	IdleAfter time.Duration
+	// RateLimit messages per RatePer are accepted from one Discord user;
+	// RateLimit 0 turns the limit off.
+	RateLimit int
+	RatePer   time.Duration
+	// Secrets are the configured secret values (the Discord token, the
+	// OpenRouter key, harness keys), for redaction.
+	Secrets []string
 }
 
 // ConfigError lists every problem found in the configuration.
@@ -81,6 +104,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		KennelImage:  or(getenv(envKennelImage), "fetch-kennel:latest"),
 		LogLevel:     strings.ToLower(strings.TrimSpace(getenv(envLogLevel))),
 		IdleAfter:    30 * time.Minute,
+		RateLimit:    30,
+		RatePer:      60 * time.Second,
+	}
+	for _, name := range append([]string{envDiscordToken, envOpenRouter}, secretEnv()...) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			c.Secrets = append(c.Secrets, v)
+		}
 	}
 	if c.DataDir == "" {
 		home := getenv("HOME")
@@ -136,10 +166,38 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			c.IdleAfter = d
 		}
 	}
+	if v := strings.TrimSpace(getenv(envRateLimit)); v != "" {
+		n, per, err := parseRate(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be a count per duration such as 30/60s, or 0, got %q", envRateLimit, v))
+		} else {
+			c.RateLimit, c.RatePer = n, per
+		}
+	}
 	if len(problems) > 0 {
 		return c, &ConfigError{Problems: problems}
 	}
 	return c, nil
+}
+
+// parseRate reads "N/duration" (30/60s, 10/1m) or "0".
+func parseRate(v string) (int, time.Duration, error) {
+	if v == "0" {
+		return 0, 0, nil
+	}
+	count, window, ok := strings.Cut(v, "/")
+	if !ok {
+		return 0, 0, errUsage
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(count))
+	if err != nil || n < 1 {
+		return 0, 0, errUsage
+	}
+	per, err := time.ParseDuration(strings.TrimSpace(window))
+	if err != nil || per <= 0 {
+		return 0, 0, errUsage
+	}
+	return n, per, nil
 }
 
 // require reports the variables a command needs that are unset.

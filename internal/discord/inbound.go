@@ -156,10 +156,18 @@ func (b *Bot) onClick(ctx context.Context, in *discordgo.Interaction) {
 		})
 		return
 	}
-	empty := []discordgo.MessageComponent{}
+	// The update replaces the whole message: keep its text, note the
+	// choice, drop the buttons.
+	content := ""
+	if in.Message != nil {
+		content = in.Message.Content
+	}
+	if label := clickedLabel(in.Message, data.CustomID); label != "" {
+		content = truncate(content+"\n→ "+label, MaxContent)
+	}
 	if !b.respond(ctx, in, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseUpdateMessage,
-		Data: &discordgo.InteractionResponseData{Components: empty},
+		Data: &discordgo.InteractionResponseData{Content: content, Components: []discordgo.MessageComponent{}},
 	}) {
 		return
 	}
@@ -176,4 +184,23 @@ func (b *Bot) respond(ctx context.Context, in *discordgo.Interaction, r *discord
 		return false
 	}
 	return true
+}
+
+// clickedLabel is the label of the button with customID on m.
+func clickedLabel(m *discordgo.Message, customID string) string {
+	if m == nil {
+		return ""
+	}
+	for _, c := range m.Components {
+		row, ok := c.(*discordgo.ActionsRow)
+		if !ok {
+			continue
+		}
+		for _, bc := range row.Components {
+			if btn, ok := bc.(*discordgo.Button); ok && btn.CustomID == customID {
+				return btn.Label
+			}
+		}
+	}
+	return ""
 }

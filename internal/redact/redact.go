@@ -79,7 +79,10 @@ type allowlist struct {
 
 // Redactor removes secrets from text.
 type Redactor struct {
-	secrets []string
+	// secrets matches the configured secrets, in any case: a secret
+	// lower-cased on its way (a command name, a URL host) still gives it
+	// away.
+	secrets *regexp.Regexp
 	rules   []rule
 	global  []allowlist
 }
@@ -88,13 +91,18 @@ type Redactor struct {
 // values are ignored) and the embedded rules.
 func New(secrets ...string) (*Redactor, error) {
 	r := &Redactor{}
+	var quoted []string
 	for _, s := range secrets {
 		if len(strings.TrimSpace(s)) >= minSecretLen {
-			r.secrets = append(r.secrets, s)
+			quoted = append(quoted, regexp.QuoteMeta(s))
 		}
 	}
-	// Longest first, so that a secret containing another is masked whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	if len(quoted) > 0 {
+		// Longest first, so that a secret containing another is masked
+		// whole.
+		sort.Slice(quoted, func(i, j int) bool { return len(quoted[i]) > len(quoted[j]) })
+		r.secrets = regexp.MustCompile("(?i)" + strings.Join(quoted, "|"))
+	}
 
 	gl, err := ruleFiles.ReadFile("rules/gitleaks.toml")
 	if err != nil {
@@ -223,8 +231,8 @@ func (r *Redactor) String(s string) string {
 	if s == "" {
 		return s
 	}
-	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, Mask)
+	if r.secrets != nil {
+		s = r.secrets.ReplaceAllLiteralString(s, Mask)
 	}
 	lower := strings.ToLower(s)
 	var spans [][2]int

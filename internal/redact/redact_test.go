@@ -116,3 +116,10 @@ func BenchmarkRedactLogLine(b *testing.B) {
 		r.String(line)
 	}
 }
+
+func TestConfiguredSecretsInAnyCase(t *testing.T) {
+	r := redactor(t)
+	if out := r.String("unknown command /CONFIGURED-Discord-TOKEN-value"); strings.Contains(strings.ToLower(out), "configured-discord-token-value") {
+		t.Fatalf("String = %q", out)
+	}
+}

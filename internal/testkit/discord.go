@@ -187,7 +187,7 @@ func NewDiscord(t testing.TB, token string) *Discord {
 	}
 	d.gw.sessions = map[string]*gwSession{}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /gateway", d.serveGateway)
+	mux.HandleFunc("GET /gateway/{$}", d.serveGateway)
 	mux.HandleFunc("GET /attachments/{name}", d.serveAttachment)
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/v9/gateway", d.getGateway)
@@ -296,6 +296,14 @@ func (d *Discord) notifyLocked() {
 	d.changed = make(chan struct{})
 }
 
+// Changed returns a channel closed at the fake's next change of state
+// (a request served, an event dispatched, a heartbeat).
+func (d *Discord) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed
+}
+
 // WaitFor waits until cond (called with the fake's state unlocked) holds,
 // failing the test after a generous deadline.
 func (d *Discord) WaitFor(t testing.TB, what string, cond func() bool) {
@@ -398,7 +406,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (d *Discord) getGateway(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"url":    "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway",
+		"url":    "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway/",
 		"shards": 1,
 		"session_start_limit": map[string]int{
 			"total": 1000, "remaining": 999, "reset_after": 86400000, "max_concurrency": 1,

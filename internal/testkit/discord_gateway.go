@@ -107,7 +107,7 @@ func (d *Discord) serveGateway(w http.ResponseWriter, r *http.Request) {
 			c.session = s
 			d.dispatchLocked("READY", map[string]any{
 				"v": 10, "user": d.userJSON(d.BotID, true), "session_id": s.id,
-				"resume_gateway_url": "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway",
+				"resume_gateway_url": "ws" + strings.TrimPrefix(d.srv.URL, "http") + "/gateway/",
 				"guilds":             []any{}, "private_channels": []any{},
 				"application": map[string]any{"id": d.AppID, "flags": 0},
 			})
