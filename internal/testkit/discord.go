@@ -147,6 +147,8 @@ type DiscordInteraction struct {
 type DiscordFailure string
 
 const (
+	// FailNone lets the message through (to aim a later fault).
+	FailNone DiscordFailure = ""
 	// FailReject answers 500 without creating the message.
 	FailReject DiscordFailure = "reject"
 	// FailAfterCreate creates the message, then cuts the connection before
