@@ -86,7 +86,7 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
-		argv:      shim.RunArgv(id, ephemeral, k.cfg.Grace, spec.Argv),
+		argv:      shim.RunArgv(id, k.runOptions(ephemeral), spec.Argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
@@ -100,6 +100,11 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		return res, fmt.Errorf("%s: %w", op, err)
 	}
 	return res, nil
+}
+
+// runOptions are the shim's run options for this kennel.
+func (k *Kennel) runOptions(ephemeral bool) shim.RunOptions {
+	return shim.RunOptions{Ephemeral: ephemeral, Grace: k.cfg.Grace}
 }
 
 // runSpec is a run of the shim, for Exec and Follow.
