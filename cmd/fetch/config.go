@@ -26,6 +26,8 @@ const (
 	envLogLevel     = "FETCH_LOG_LEVEL"
 	envIdleAfter    = "FETCH_IDLE_AFTER"
 	envRateLimit    = "FETCH_RATE_LIMIT"
+	envTimezone     = "FETCH_TIMEZONE"
+	envGitInterval  = "FETCH_GIT_INTERVAL"
 )
 
 // secretEnv names the harness credentials that may be in Fetch's
@@ -55,7 +57,9 @@ const configHelp = `Configuration (environment):
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
   FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
-  FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)`
+  FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)
+  FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
+  FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)`
 
 // Config is Fetch's whole configuration. It enters once, here.
 type Config struct {
@@ -79,6 +83,10 @@ type Config struct {
 	// Secrets are the configured secret values (the Discord token, the
 	// OpenRouter key, harness keys), for redaction.
 	Secrets []string
+	// Location is the owner's time zone.
+	Location *time.Location
+	// GitInterval is how often watched workspaces fetch their upstream.
+	GitInterval time.Duration
 }
 
 // ConfigError lists every problem found in the configuration.
@@ -106,6 +114,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		IdleAfter:    30 * time.Minute,
 		RateLimit:    30,
 		RatePer:      60 * time.Second,
+		Location:     time.Local,
+		GitInterval:  5 * time.Minute,
 	}
 	for _, name := range append([]string{envDiscordToken, envOpenRouter}, secretEnv()...) {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
@@ -172,6 +182,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a count per duration such as 30/60s, or 0, got %q", envRateLimit, v))
 		} else {
 			c.RateLimit, c.RatePer = n, per
+		}
+	}
+	if v := strings.TrimSpace(getenv(envTimezone)); v != "" {
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be a time zone such as Europe/Berlin or UTC, got %q", envTimezone, v))
+		} else {
+			c.Location = loc
+		}
+	}
+	if v := strings.TrimSpace(getenv(envGitInterval)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d > 0 && d < 10*time.Second) {
+			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 10s, such as 5m, or 0, got %q", envGitInterval, v))
+		} else {
+			c.GitInterval = d
 		}
 	}
 	if len(problems) > 0 {

@@ -151,17 +151,23 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " + envOpenRouter + " (and optionally " + envModel + ") and restart Fetch. Commands such as /status and /help work now."
 
 // newConversations builds the conversation runtime that every channel
-// shares: fetch chat and fetch serve run the same pipeline, only the
-// senders and who is admitted differ.
-func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) *conversation.Manager {
-	return conversation.New(conversation.Config{
+// shares, with its scheduler and watcher: fetch chat and fetch serve run
+// the same pipeline, only the senders and who is admitted differ. Open
+// the Manager, then the proactive parts; close them in reverse.
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversation.Manager, *proactive) {
+	pro := newProactive(cfg, db, log)
+	mgr := conversation.New(conversation.Config{
 		Store:     db,
 		Senders:   senders,
 		NoAgent:   noAgentReply,
 		RoleOf:    roleOf,
 		Logger:    log,
 		IdleAfter: cfg.IdleAfter,
+		Scheduler: pro.sched,
+		Watcher:   pro.watch,
+		Location:  cfg.Location,
 	})
+	return mgr, pro
 }
 
 // localUser is the terminal user's id when no owner id is configured.
@@ -190,7 +196,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		}
 	}
 	tty := term.New(stdout, owner, prompt)
-	mgr := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
+	mgr, pro := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
 		// The terminal is the owner's: whoever runs fetch chat on this
 		// data directory.
 		if channel == term.Channel && userID == owner {
@@ -201,11 +207,17 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	if err := mgr.Open(ctx); err != nil {
 		return err
 	}
-	runErr := tty.Run(ctx, stdin, mgr)
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := mgr.Close(closeCtx); err != nil && runErr == nil {
-		runErr = err
+	if err := pro.open(ctx, mgr); err != nil {
+		mgr.Close(closeCtx)
+		return err
+	}
+	runErr := tty.Run(ctx, stdin, mgr)
+	for _, err := range []error{pro.close(closeCtx), mgr.Close(closeCtx)} {
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	return runErr
 }

@@ -61,7 +61,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	mgr := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf)
+	mgr, pro := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf)
 
 	closeCtx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
@@ -71,10 +71,15 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err := mgr.Open(ctx); err != nil {
 		return err
 	}
+	if err := pro.open(ctx, mgr); err != nil {
+		cctx, cancel := closeCtx()
+		defer cancel()
+		return errors.Join(err, mgr.Close(cctx))
+	}
 	if err := bot.Open(ctx, mgr); err != nil {
 		cctx, cancel := closeCtx()
 		defer cancel()
-		return errors.Join(err, bot.Close(cctx), mgr.Close(cctx))
+		return errors.Join(err, bot.Close(cctx), pro.close(cctx), mgr.Close(cctx))
 	}
 	log.Info("fetch serve running", "owner", cfg.OwnerID, "allowed", len(cfg.AllowedIDs))
 	<-ctx.Done()
@@ -83,7 +88,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	defer cancel()
 	// The gateway closes first, so that nothing new arrives while the
 	// runtime finishes what it has.
-	return errors.Join(bot.Close(cctx), mgr.Close(cctx))
+	return errors.Join(bot.Close(cctx), pro.close(cctx), mgr.Close(cctx))
 }
 
 // discordRole tells who a Discord user is: the owner, an allowed user, or
