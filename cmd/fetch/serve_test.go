@@ -215,8 +215,8 @@ func TestServeIgnoresStrangersGuildsAndBots(t *testing.T) {
 		t.Fatalf("owner's /whoami = %q", last.Content)
 	}
 	// The owner's DM and its reply are the only requests since: one
-	// message create (and perhaps a typing indicator).
-	if n := d.Requests() - before; n < 1 || n > 2 {
+	// message create (and perhaps typing indicators, on a slow machine).
+	if n := d.Requests() - before; n < 1 || n > 3 {
 		t.Errorf("%d REST requests for one owner message and four ignored ones", n)
 	}
 	if ms := d.Messages(strangerDM); len(ms) != 0 {

@@ -10,11 +10,9 @@ import (
 // ErrNotDiscord is returned by Send for a conversation of another channel.
 var ErrNotDiscord = errors.New("not a Discord conversation")
 
-// Discord's JSON error codes that change what the Bot does.
-const (
-	codeUnknownMessage = 10008
-	codeUnknownChannel = 10003
-)
+// codeUnknownMessage is Discord's JSON error code for a message that is
+// gone (deleted).
+const codeUnknownMessage = 10008
 
 // restCode returns Discord's error code and HTTP status of a REST error,
 // 0 and 0 for anything else.

@@ -112,3 +112,11 @@ func TestRenderManyFiles(t *testing.T) {
 		t.Fatalf("parts: %d", len(parts))
 	}
 }
+
+func BenchmarkRenderLongReply(b *testing.B) {
+	text := "Here is the change:\n```go\n" + strings.Repeat("\tfmt.Println(\"a line of code in a long reply\")\n", 150) + "```\nDone."
+	b.ReportAllocs()
+	for b.Loop() {
+		render(chat.Reply{Text: text})
+	}
+}
