@@ -64,7 +64,7 @@ func (k *Kennel) Reconcile(ctx context.Context) ([]Leftover, error) {
 		return nil, fmt.Errorf("kennel: reconcile: %w", err)
 	}
 	for _, l := range out {
-		k.log.Info("kennel: found container", logWorkspace, l.Workspace, logContainer, l.Name, "state", l.State, "tasks", len(l.Tasks))
+		k.log.Info("kennel: found container", logWorkspace, l.Workspace, logContainer, l.Name, logState, l.State, logTasks, len(l.Tasks))
 	}
 	return out, nil
 }

@@ -41,6 +41,7 @@ func TestStopEndsTheTaskAndItsChildren(t *testing.T) {
 				t.Fatalf("stop: %v", err)
 			}
 			took := time.Since(start)
+			t.Logf("stop took %v", took)
 			if left := append(e.processesMatching(mark), e.processesMatching("sleep 600")...); len(left) > 0 {
 				t.Errorf("left after stop: %q", left)
 			}
