@@ -164,13 +164,20 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	case <-expired:
 		res.TimedOut = true
 		runErr = ErrTimeout
-		log.Info("kennel: run timed out; stopping it", "timeout", rs.timeout)
+		log.Info("kennel: run timed out; stopping it", logTimeout, rs.timeout)
 	}
 	if runErr != nil {
 		live.stopped.Store(true)
 		copyErr = k.stopUntilEnded(context.WithoutCancel(ctx), ctr, rs.task, copied, hijack.Close)
 	}
 	if copyErr != nil && runErr == nil {
+		// The stream broke, not the run: make sure nothing keeps running
+		// unseen.
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.cfg.Grace+exitWait)
+		defer cancel()
+		if stopErr := k.stopIn(cleanup, ctr, rs.task); stopErr != nil {
+			log.Warn("kennel: stop after a broken stream", logErr, stopErr)
+		}
 		return res, fmt.Errorf("read output: %w", copyErr)
 	}
 
@@ -183,6 +190,7 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	res.ExitCode = code
 	res.StderrTail = out.tail.bytes()
 	res.Stopped = live.stopped.Load()
+	log.Debug("kennel: run ended", logExit, code, logStopped, res.Stopped, logTimedOut, res.TimedOut)
 	return res, runErr
 }
 

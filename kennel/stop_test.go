@@ -41,6 +41,7 @@ func TestStopEndsTheTaskAndItsChildren(t *testing.T) {
 				t.Fatalf("stop: %v", err)
 			}
 			took := time.Since(start)
+			t.Logf("stop took %v", took)
 			if left := append(e.processesMatching(mark), e.processesMatching("sleep 600")...); len(left) > 0 {
 				t.Errorf("left after stop: %q", left)
 			}
@@ -89,6 +90,18 @@ func TestStopOfUnknownOrEndedTasks(t *testing.T) {
 	}
 	if err := e.k.Stop(context.Background(), e.ws, "bad/id"); !errors.Is(err, kennel.ErrInvalid) {
 		t.Errorf("stop with a bad id: %v", err)
+	}
+
+	// The container died (and took its tasks with it) since the kennel last
+	// saw it: stopping is still fine, and the task is unknown now.
+	if err := e.docker.ContainerKill(context.Background(), e.containerID(), "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.k.Stop(context.Background(), e.ws, task); err != nil {
+		t.Errorf("stop in a dead container: %v", err)
+	}
+	if _, err := e.k.Task(context.Background(), e.ws, task); !errors.Is(err, kennel.ErrNoTask) {
+		t.Errorf("task in a dead container: %v", err)
 	}
 }
 
