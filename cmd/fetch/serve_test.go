@@ -207,9 +207,10 @@ func TestServeIgnoresStrangersGuildsAndBots(t *testing.T) {
 	d.Post(testkit.DiscordPost{AuthorID: ownerID, GuildID: "700000000000000001", ChannelID: "700000000000000002", Content: "/status"})
 	d.Post(testkit.DiscordPost{AuthorID: "100000000000000077", Bot: true, ChannelID: d.DMChannel(ownerID), Content: "/status"})
 	d.Post(testkit.DiscordPost{AuthorID: d.BotID, Bot: true, ChannelID: d.DMChannel(ownerID), Content: "/status"})
+	slash := d.Slash(strangerID, "status", nil)
 
 	// Gateway events are handled in order: once this one is answered,
-	// the four before it were dropped.
+	// the five before it were dropped.
 	last := reply(t, d, ownerID, "/whoami")
 	if !strings.Contains(last.Content, ownerID+" (owner)") {
 		t.Fatalf("owner's /whoami = %q", last.Content)
@@ -233,6 +234,9 @@ func TestServeIgnoresStrangersGuildsAndBots(t *testing.T) {
 	}
 	if got := replies; got != 2 {
 		t.Errorf("owner channel has %d bot messages; want 2 (the bot's own message and another bot's were ignored)", got)
+	}
+	if got := d.Interaction(slash); !got.Acked.IsZero() || got.Rejected != 0 {
+		t.Errorf("a stranger's slash command was answered: %+v", got)
 	}
 	if d.Downloads() != 0 || d.Typing(strangerDM) != 0 {
 		t.Errorf("downloads %d, typing %d for a stranger", d.Downloads(), d.Typing(strangerDM))

@@ -213,14 +213,19 @@ func (b *Bot) Open(ctx context.Context, rcv Receiver) error {
 // for the Bot's goroutines. Sends still work after Close.
 func (b *Bot) Close(ctx context.Context) error {
 	b.mu.Lock()
-	cancel := b.cancel
+	opened := b.cancel != nil
 	b.mu.Unlock()
-	if cancel == nil {
+	if !opened {
 		b.transport.CloseIdleConnections()
 		return nil
 	}
+	// The gateway first: nothing new arrives while the rest stops.
 	err := b.session.Close()
-	cancel()
+	// Cancelled under mu, so that startTyping (which checks ctx under mu
+	// before adding to wg) never adds once Wait may have begun.
+	b.mu.Lock()
+	b.cancel()
+	b.mu.Unlock()
 	done := make(chan struct{})
 	go func() { b.wg.Wait(); close(done) }()
 	select {
