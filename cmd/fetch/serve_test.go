@@ -530,6 +530,30 @@ func TestServeRestartSendsUnsentExactlyOnce(t *testing.T) {
 	}
 }
 
+func TestServeUnsentGoesOutAfterReconnect(t *testing.T) {
+	d := testkit.NewDiscord(t, testToken)
+	dir := t.TempDir()
+	vars := serveVars(d, dir)
+	ch := d.DMChannel(ownerID)
+	s := startServe(t, d, vars, 1)
+	d.FailNextMessages(1, testkit.FailReject)
+	d.DM(ownerID, "/whoami")
+	d.WaitFor(t, "the refused send", func() bool { return strings.Contains(s.log.String(), "send reply") })
+	d.Drop()
+	d.WaitConnected(t, 1, 1)
+	d.WaitMessages(t, ch, 1)
+	s.stop(t)
+	if unsent, err := openDB(t, dir).Unsent(t.Context(), discord.Channel); err != nil || len(unsent) != 0 {
+		t.Fatalf("%d unsent replies (%v) after the resend", len(unsent), err)
+	}
+	s = startServe(t, d, vars, 2)
+	reply(t, d, ownerID, "/status")
+	s.stop(t)
+	if got := contents(d.Messages(ch)); len(got) != 2 || !strings.HasPrefix(got[0], "You are") || !strings.Contains(got[1], "ALERT") {
+		t.Fatalf("messages = %q; want the resent reply once, then the /status reply", got)
+	}
+}
+
 func TestServeRedactsSecrets(t *testing.T) {
 	d := testkit.NewDiscord(t, testToken)
 	vars := serveVars(d, t.TempDir())

@@ -104,7 +104,11 @@ type Bot struct {
 	typing map[string]bool // conversations with a typing loop
 	// wake tells the editor that an edit is pending.
 	wake chan struct{}
-	wg   sync.WaitGroup
+	// failed are outbox replies whose delivery failed in this process, by
+	// outbox id; retry tells the retrier that Discord is reachable again.
+	failed map[int64]failedSend
+	retry  chan struct{}
+	wg     sync.WaitGroup
 }
 
 // New builds a Bot. It connects nothing: Send works at once (REST), Open
@@ -154,6 +158,8 @@ func New(cfg Config) (*Bot, error) {
 		red:       cfg.Redactor,
 		typing:    map[string]bool{},
 		wake:      make(chan struct{}, 1),
+		failed:    map[int64]failedSend{},
+		retry:     make(chan struct{}, 1),
 	}
 	s.AddHandler(b.onReady)
 	s.AddHandler(b.onResumed)
@@ -194,10 +200,14 @@ func (b *Bot) Open(ctx context.Context, rcv Receiver) error {
 	b.ctx, b.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	b.mu.Unlock()
 
-	b.wg.Add(1)
+	b.wg.Add(2)
 	go func() {
 		defer b.wg.Done()
 		b.editor(b.ctx)
+	}()
+	go func() {
+		defer b.wg.Done()
+		b.retrier(b.ctx)
 	}()
 	if err := b.session.Open(); err != nil {
 		return fmt.Errorf("discord: open gateway: %w", err)
@@ -250,10 +260,12 @@ func (b *Bot) onReady(_ *discordgo.Session, r *discordgo.Ready) {
 	}
 	b.mu.Unlock()
 	b.log.Info("gateway session ready", "session", r.SessionID)
+	b.reachable()
 }
 
 func (b *Bot) onResumed(*discordgo.Session, *discordgo.Resumed) {
 	b.log.Info("gateway session resumed")
+	b.reachable()
 }
 
 func (b *Bot) onDisconnect(*discordgo.Session, *discordgo.Disconnect) {

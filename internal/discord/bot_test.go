@@ -257,3 +257,27 @@ func TestExpiredButtonIsRefused(t *testing.T) {
 		t.Fatalf("history has %d messages; the click must not be handled", len(h))
 	}
 }
+
+func TestFailedReplyGoesOutAfterReconnect(t *testing.T) {
+	e := start(t, 0, nil)
+	if _, err := e.db.EnsureConversation(t.Context(), e.conv(), discord.Channel, owner); err != nil {
+		t.Fatal(err)
+	}
+	e.d.FailNextMessages(1, testkit.FailReject)
+	if err := e.mgr.Notify(t.Context(), e.conv(), chat.Text("the build is green")); err != nil {
+		t.Fatal(err)
+	}
+	if unsent, _ := e.db.Unsent(t.Context(), discord.Channel); len(unsent) != 1 {
+		t.Fatalf("%d unsent; want the failed notification", len(unsent))
+	}
+	e.d.Drop()
+	e.d.WaitConnected(t, 1, 1)
+	ms := e.d.WaitMessages(t, e.ch, 1)
+	e.close(t)
+	if len(e.d.Messages(e.ch)) != 1 || ms[0].Content != "the build is green" {
+		t.Fatalf("messages %d, first %q", len(e.d.Messages(e.ch)), ms[0].Content)
+	}
+	if unsent, _ := e.db.Unsent(t.Context(), discord.Channel); len(unsent) != 0 {
+		t.Fatalf("%d unsent after the resend", len(unsent))
+	}
+}

@@ -28,6 +28,10 @@
 // restart skips what already went out. The one gap: a crash after Discord
 // accepted a part but before it was recorded, followed by a restart later
 // than Discord's nonce window (a few minutes), sends that part twice.
+// A reply that could not be delivered stays in the runtime's outbox; the
+// Bot sends it again as soon as Discord is reachable (the gateway
+// reconnected, or another send went through) and marks it sent, and the
+// runtime's replay at the next start would find its parts recorded.
 // A reply with a Key edits the message sent earlier under that key (table
 // discord_keys, kept across restarts); edits are coalesced — only the
 // newest content is edited in, at most once per EditInterval per key — by

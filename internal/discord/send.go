@@ -37,7 +37,12 @@ func (b *Bot) Send(ctx context.Context, conversationID string, r chat.Reply) err
 	if !ok || channelID == "" {
 		return fmt.Errorf("discord: send to %s: %w", conversationID, ErrNotDiscord)
 	}
-	r = b.clean(r)
+	err := b.deliver(ctx, channelID, b.clean(r))
+	b.noteDelivery(conversationID, r, err)
+	return err
+}
+
+func (b *Bot) deliver(ctx context.Context, channelID string, r chat.Reply) error {
 	b.sendMu.Lock()
 	defer b.sendMu.Unlock()
 	if r.Key != "" {
