@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/discord"
 	"github.com/fetch-dev/fetch/internal/redact"
@@ -56,6 +57,8 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		RoleOf:    roleOf,
 		RateLimit: cfg.RateLimit,
 		RatePer:   cfg.RatePer,
+		// A stop always gets through, however fast the owner types.
+		Unlimited: instincts.New().IsStop,
 		Logger:    log.With("channel", discord.Channel),
 	})
 	if err != nil {

@@ -299,6 +299,10 @@ func TestServeRateLimit(t *testing.T) {
 	if whoami != 3 || slow != 1 || len(ms) != 4 {
 		t.Fatalf("owner got %q; want 3 replies and one slow-down", contents(ms))
 	}
+	// Over the limit, a stop still gets through.
+	if got := reply(t, d, ownerID, "stop").Content; !strings.HasPrefix(got, "Nothing is running") {
+		t.Fatalf("stop over the limit: %q", got)
+	}
 }
 
 func TestServeSplitsLongRepliesAndAttachesDiffs(t *testing.T) {

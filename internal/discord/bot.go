@@ -71,6 +71,9 @@ type Config struct {
 	// user; 0 turns the limit off.
 	RateLimit int
 	RatePer   time.Duration
+	// Unlimited tells which messages the rate limit never drops (a stop
+	// must always get through); nil for none.
+	Unlimited func(text string) bool
 	// EditInterval is the least time between two edits of one message;
 	// DefaultEditInterval when 0.
 	EditInterval time.Duration

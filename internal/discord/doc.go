@@ -8,7 +8,8 @@
 // RoleOf does not admit are dropped before anything else happens: nothing
 // is stored, nothing is downloaded, nothing is answered. Admitted people
 // are rate limited (a sliding window per user) with one "slow down"
-// reply per burst. A message's Discord id (an interaction's id for clicks
+// reply per burst; what Config.Unlimited picks out (a stop) always gets
+// through. A message's Discord id (an interaction's id for clicks
 // and slash commands) is its ExternalID, so the runtime handles a message
 // delivered twice — a gateway RESUME replaying events, a restart — once.
 // Slash commands become the same text as their typed form; a button

@@ -53,7 +53,8 @@ func (b *Bot) receive(channelID, userID, externalID, text string, at time.Time) 
 		return
 	}
 	conv := ConversationID(channelID)
-	if ok, warn := b.limit.allow(userID, b.now()); !ok {
+	unlimited := b.cfg.Unlimited != nil && b.cfg.Unlimited(text)
+	if ok, warn := b.limit.allow(userID, b.now()); !ok && !unlimited {
 		b.log.Warn("rate limited", "user", userID, "conversation", conv)
 		if warn {
 			msg := fmt.Sprintf(slowDown, b.cfg.RateLimit, b.cfg.RatePer)
