@@ -435,13 +435,22 @@ func TestServeSlashStatusEqualsTyped(t *testing.T) {
 		t.Fatalf("slash /status:\n%s\ntyped /status:\n%s", slash.Content, typed.Content)
 	}
 
-	// Options become the typed arguments: /help with an unknown
-	// command name is the same text either way.
-	typedHelp := reply(t, d, ownerID, "/help")
+	// The option is the typed arguments.
+	typedRemind := reply(t, d, ownerID, "/remind in 20m check the deploy")
 	n = len(d.Messages(ch))
-	d.Slash(ownerID, "help", nil)
-	if got := d.WaitMessages(t, ch, n+2)[n+1].Content; got != typedHelp.Content {
-		t.Fatalf("slash /help = %q; typed = %q", got, typedHelp.Content)
+	d.Slash(ownerID, "remind", map[string]string{"text": "in 20m check the deploy"})
+	ms = d.WaitMessages(t, ch, n+2)
+	if ms[n].Content != "`/remind in 20m check the deploy`" {
+		t.Fatalf("acknowledgement %q", ms[n].Content)
+	}
+	if !strings.Contains(typedRemind.Content, "check the deploy") {
+		t.Fatalf("typed /remind = %q", typedRemind.Content)
+	}
+	typedList := reply(t, d, ownerID, "/cron list")
+	n = len(d.Messages(ch))
+	d.Slash(ownerID, "cron", map[string]string{"text": "list"})
+	if got := d.WaitMessages(t, ch, n+2)[n+1].Content; got != typedList.Content || strings.Count(got, "check the deploy") != 2 {
+		t.Fatalf("slash /cron list = %q; typed = %q; want both reminders, the same text", got, typedList.Content)
 	}
 }
 

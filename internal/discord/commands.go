@@ -27,9 +27,9 @@ func slashCommands() []slashCommand {
 		{"stop", "Stop the running task now", ""},
 		{"help", "What Fetch understands", ""},
 		{"clear", "Start a fresh conversation history (keeps the workspace)", ""},
-		{"remind", "Remind you of something", "when and what, e.g. in 20m check the deploy"},
-		{"schedule", "Schedule a task", "when and what, e.g. tomorrow 9:00 run the test suite"},
-		{"cron", "Manage recurring schedules", "e.g. list, or add 0 9 * * 1-5 summarise open PRs"},
+		{"remind", "A one-time reminder", "when and what: in 20m check the deploy, at 18:30 call Bob"},
+		{"schedule", "A recurring job", `cron spec and what: "0 9 * * 1-5" summarize open PRs`},
+		{"cron", "Your reminders and schedules", "list, remove ID, pause ID or resume ID"},
 		{"autonomy", "Show or set how much Fetch may do without asking (owner only)", "e.g. low, medium or high"},
 	}
 }
