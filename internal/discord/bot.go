@@ -94,7 +94,7 @@ type Bot struct {
 	limit     *limiter
 	red       *redact.Redactor
 
-	// sendMu serialises sends to a channel, so that parts of replies keep
+	// sendMu serialises sends (and edits), so that parts of replies keep
 	// their order and an edit key is created once.
 	sendMu sync.Mutex
 
@@ -105,10 +105,12 @@ type Bot struct {
 	botID  string
 	appID  string
 	typing map[string]bool // conversations with a typing loop
-	// wake tells the editor that an edit is pending.
+	// wake tells the editor that an edit is pending; one slot, as the
+	// signals coalesce (the editor reads what is pending from the store).
 	wake chan struct{}
 	// failed are outbox replies whose delivery failed in this process, by
-	// outbox id; retry tells the retrier that Discord is reachable again.
+	// outbox id; retry (one slot, coalescing) tells the retrier that
+	// Discord is reachable again.
 	failed map[int64]failedSend
 	retry  chan struct{}
 	wg     sync.WaitGroup

@@ -29,7 +29,7 @@ func (b *Bot) noteDelivery(conversationID string, r chat.Reply, err error) {
 		return
 	}
 	b.mu.Lock()
-	if err != nil && !errors.Is(err, ErrNotDiscord) {
+	if err != nil && transient(err) {
 		b.failed[r.ID] = failedSend{conversationID: conversationID, reply: r}
 	} else {
 		delete(b.failed, r.ID)
@@ -39,6 +39,17 @@ func (b *Bot) noteDelivery(conversationID string, r chat.Reply, err error) {
 	if retry {
 		b.reachable()
 	}
+}
+
+// transient tells whether a failed send may succeed later without any
+// change: the network or Discord failed, not the request. A refused
+// request (a deleted channel) waits for the next start like any other.
+func transient(err error) bool {
+	if errors.Is(err, ErrNotDiscord) {
+		return false
+	}
+	_, status := restCode(err)
+	return status == 0 || status >= 500 || status == 429
 }
 
 // reachable tells the retrier that Discord answers again.
