@@ -12,6 +12,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/modes"
 )
 
 // identityDir is where the owner's identity files overlay the defaults.
@@ -24,6 +25,9 @@ type brain struct {
 	ids    *identity.Set
 	client *llm.Client
 	agent  *agent.Agent
+	// mgr is the conversation manager, attached once built: the agent
+	// fires mode events through it when it continues after an answer.
+	mgr *conversation.Manager
 }
 
 // brainDeps are the parts the agent's tools drive; nil ones answer that
@@ -33,8 +37,6 @@ type brainDeps struct {
 	tasks      agent.Tasks
 	// next resolves prompts the agent did not open (a harness's question).
 	next agent.Resolver
-	// fire queues a mode event (conversation.Manager.Fire).
-	fire agent.FireFunc
 }
 
 func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brain, error) {
@@ -49,9 +51,10 @@ func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, 
 	if err := ids.Open(ctx); err != nil {
 		return nil, err
 	}
-	a, err := agent.New(agent.Config{
+	b := &brain{ids: ids, client: client}
+	b.agent, err = agent.New(agent.Config{
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks,
-		Fire: deps.fire, Next: deps.next, Logger: log.With("component", "agent"),
+		Fire: b.fire, Next: deps.next, Logger: log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
 	})
@@ -59,7 +62,7 @@ func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, 
 		ids.Close(ctx)
 		return nil, err
 	}
-	return &brain{ids: ids, client: client, agent: a}, nil
+	return b, nil
 }
 
 // wire puts the brain into a conversation configuration.
@@ -70,6 +73,20 @@ func (b *brain) wire(c *conversation.Config) {
 	c.Agent = conversationAgent{b.agent}
 	c.Resolver = b.agent
 	c.Spend = b.agent.Spend
+}
+
+// attach gives the brain the manager built with its wiring.
+func (b *brain) attach(m *conversation.Manager) {
+	if b != nil {
+		b.mgr = m
+	}
+}
+
+func (b *brain) fire(ctx context.Context, conversationID string, e modes.Event, reason string) error {
+	if b.mgr == nil {
+		return fmt.Errorf("brain: no conversation manager for %s", e)
+	}
+	return b.mgr.Fire(ctx, conversationID, e, reason)
 }
 
 func (b *brain) Close(ctx context.Context) error {

@@ -16,7 +16,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/term"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // Exit codes.
@@ -32,6 +31,7 @@ const usage = `Fetch: a personal coding orchestrator you talk to.
 
 Usage:
   fetch chat       talk to Fetch in this terminal (reads lines from stdin)
+  fetch serve      run Fetch as a Discord bot (DMs from the owner and allowed users)
   fetch version    print the version
   fetch help       show this help
 
@@ -62,6 +62,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		case "chat":
 			fmt.Fprint(stdout, chatUsage)
 			return exitOK
+		case "serve":
+			fmt.Fprint(stdout, serveUsage)
+			return exitOK
 		case "version":
 			fmt.Fprintln(stdout, "Usage: fetch version")
 			return exitOK
@@ -81,6 +84,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return exitUsage
 		}
 		err = runChat(ctx, getenv, stdin, stdout, stderr)
+	case "serve":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "fetch serve: unexpected argument %q\n\n%s", rest[0], serveUsage)
+			return exitUsage
+		}
+		err = runServe(ctx, getenv, stderr)
 	default:
 		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
@@ -141,6 +150,29 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 // noAgentReply answers requests while no LLM is configured.
 const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " + envOpenRouter + " (and optionally " + envModel + ") and restart Fetch. Commands such as /status and /help work now."
 
+// newConversations builds the conversation runtime that every channel
+// shares, with its scheduler and watcher: fetch chat and fetch serve run
+// the same pipeline, only the senders and who is admitted differ. Open
+// the Manager, then the proactive parts; close them in reverse.
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, b *brain) (*conversation.Manager, *proactive) {
+	pro := newProactive(cfg, db, log)
+	c := conversation.Config{
+		Store:     db,
+		Senders:   senders,
+		NoAgent:   noAgentReply,
+		RoleOf:    roleOf,
+		Logger:    log,
+		IdleAfter: cfg.IdleAfter,
+		Scheduler: pro.sched,
+		Watcher:   pro.watch,
+		Location:  cfg.Location,
+	}
+	b.wire(&c)
+	mgr := conversation.New(c)
+	b.attach(mgr)
+	return mgr, pro
+}
+
 // localUser is the terminal user's id when no owner id is configured.
 const localUser = "local"
 
@@ -167,35 +199,19 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		}
 	}
 	tty := term.New(stdout, owner, prompt)
-	pro := newProactive(cfg, db, log)
-	var mgr *conversation.Manager
-	b, err := openBrain(ctx, cfg, db, log, brainDeps{fire: func(ctx context.Context, id string, e modes.Event, reason string) error {
-		return mgr.Fire(ctx, id, e, reason)
-	}})
+	b, err := openBrain(ctx, cfg, db, log, brainDeps{})
 	if err != nil {
 		return err
 	}
 	defer b.Close(context.WithoutCancel(ctx))
-	convCfg := conversation.Config{
-		Store:   db,
-		Senders: map[string]chat.Sender{term.Channel: tty},
-		NoAgent: noAgentReply,
-		RoleOf: func(channel, userID string) chat.Role {
-			// The terminal is the owner's: whoever runs fetch chat on
-			// this data directory.
-			if channel == term.Channel && userID == owner {
-				return chat.Owner
-			}
-			return ""
-		},
-		Logger:    log,
-		IdleAfter: cfg.IdleAfter,
-		Scheduler: pro.sched,
-		Watcher:   pro.watch,
-		Location:  cfg.Location,
-	}
-	b.wire(&convCfg)
-	mgr = conversation.New(convCfg)
+	mgr, pro := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
+		// The terminal is the owner's: whoever runs fetch chat on this
+		// data directory.
+		if channel == term.Channel && userID == owner {
+			return chat.Owner
+		}
+		return ""
+	}, b)
 	if err := mgr.Open(ctx); err != nil {
 		return err
 	}

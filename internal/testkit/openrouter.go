@@ -157,7 +157,7 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	var body openrouter.ChatCompletionRequest
 	if err := json.Unmarshal(raw, &body); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON body")
+		orWriteError(w, http.StatusBadRequest, "invalid JSON body")
 		return
 	}
 	req := Request{Header: r.Header.Clone(), Body: body, Raw: string(raw), Violation: validOrder(raw)}
@@ -165,18 +165,18 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 	f.requests = append(f.requests, req)
 	if r.Header.Get("Authorization") != "Bearer "+OpenRouterKey {
 		f.mu.Unlock()
-		writeError(w, http.StatusUnauthorized, "No auth credentials found (provider said: key "+r.Header.Get("Authorization")+" invalid)")
+		orWriteError(w, http.StatusUnauthorized, "No auth credentials found (provider said: key "+r.Header.Get("Authorization")+" invalid)")
 		return
 	}
 	if req.Violation != "" {
 		f.mu.Unlock()
-		writeError(w, http.StatusBadRequest, "Provider returned error: "+req.Violation)
+		orWriteError(w, http.StatusBadRequest, "Provider returned error: "+req.Violation)
 		return
 	}
 	if len(f.script) == 0 {
 		f.mu.Unlock()
 		f.t.Errorf("fake openrouter: request %d found no scripted answer", len(f.requests)-1)
-		writeError(w, http.StatusInternalServerError, "fake: no scripted answer")
+		orWriteError(w, http.StatusInternalServerError, "fake: no scripted answer")
 		return
 	}
 	step := f.script[0]
@@ -202,7 +202,7 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, step.Body)
 			return
 		}
-		writeError(w, step.Status, fmt.Sprintf("Upstream provider error %d: raw provider body with internals", step.Status))
+		orWriteError(w, step.Status, fmt.Sprintf("Upstream provider error %d: raw provider body with internals", step.Status))
 		return
 	}
 	if body.Stream {
@@ -215,13 +215,13 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 	msg := map[string]any{"role": "assistant", "content": step.Text}
 	finish := "stop"
 	if len(step.Calls) > 0 {
-		msg["tool_calls"] = wireCalls(step.Calls, false)
+		msg["tool_calls"] = orWireCalls(step.Calls, false)
 		finish = "tool_calls"
 	}
-	writeJSON(w, map[string]any{
+	orWriteJSON(w, map[string]any{
 		"id": id, "object": "chat.completion", "created": 1, "model": body.Model, "provider": "fake",
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage":   usage(step),
+		"usage":   orUsage(step),
 	})
 }
 
@@ -247,7 +247,7 @@ func (f *OpenRouter) stream(w http.ResponseWriter, id, model string, step Step) 
 		return c
 	}
 	io.WriteString(w, ": OPENROUTER PROCESSING\n\n")
-	for _, part := range splitEvery(step.Text, 7) {
+	for _, part := range orSplit(step.Text, 7) {
 		send(chunk(map[string]any{"role": "assistant", "content": part}, nil, nil))
 	}
 	for i, c := range step.Calls {
@@ -267,11 +267,11 @@ func (f *OpenRouter) stream(w http.ResponseWriter, id, model string, step Step) 
 	if len(step.Calls) > 0 {
 		finish = "tool_calls"
 	}
-	send(chunk(map[string]any{}, finish, usage(step)))
+	send(chunk(map[string]any{}, finish, orUsage(step)))
 	io.WriteString(w, "data: [DONE]\n\n")
 }
 
-func splitEvery(s string, n int) []string {
+func orSplit(s string, n int) []string {
 	var out []string
 	r := []rune(s)
 	for len(r) > 0 {
@@ -282,7 +282,7 @@ func splitEvery(s string, n int) []string {
 	return out
 }
 
-func wireCalls(calls []Call, _ bool) []any {
+func orWireCalls(calls []Call, _ bool) []any {
 	out := make([]any, len(calls))
 	for i, c := range calls {
 		out[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
@@ -290,17 +290,17 @@ func wireCalls(calls []Call, _ bool) []any {
 	return out
 }
 
-func usage(s Step) map[string]any {
+func orUsage(s Step) map[string]any {
 	return map[string]any{"prompt_tokens": s.PromptTokens, "completion_tokens": s.CompletionTokens,
 		"total_tokens": s.PromptTokens + s.CompletionTokens, "cost": s.Cost}
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func orWriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
 }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
+func orWriteError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg}})
@@ -336,7 +336,7 @@ func validOrder(raw []byte) string {
 	open := map[string]bool{}
 	for i, m := range ms {
 		if len(open) > 0 && m.Role != "tool" {
-			return fmt.Sprintf("message %d (%s) comes before the results of tool calls %v", i, m.Role, keys(open))
+			return fmt.Sprintf("message %d (%s) comes before the results of tool calls %v", i, m.Role, openIDs(open))
 		}
 		switch m.Role {
 		case "system":
@@ -377,7 +377,7 @@ func validOrder(raw []byte) string {
 		}
 	}
 	if len(open) > 0 {
-		return fmt.Sprintf("tool calls %v have no results", keys(open))
+		return fmt.Sprintf("tool calls %v have no results", openIDs(open))
 	}
 	if last := ms[len(ms)-1].Role; last != "user" && last != "tool" {
 		return fmt.Sprintf("the last message is %s; a completion continues from user or tool", last)
@@ -385,7 +385,7 @@ func validOrder(raw []byte) string {
 	return ""
 }
 
-func keys(m map[string]bool) []string {
+func openIDs(m map[string]bool) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
