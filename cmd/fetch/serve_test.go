@@ -611,3 +611,26 @@ func TestServeConfig(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestServeAgentAnswersInDiscord(t *testing.T) {
+	d := testkit.NewDiscord(t, testToken)
+	llm := testkit.NewOpenRouter(t)
+	vars := serveVars(d, t.TempDir())
+	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
+	vars["FETCH_LLM_URL"] = llm.URL()
+	llm.Script(testkit.Say("Hello! Nothing is running; tell me what to build."))
+	s := startServe(t, d, vars, 1)
+
+	if got := reply(t, d, ownerID, "hey fetch, how are you?").Content; got != "Hello! Nothing is running; tell me what to build." {
+		t.Fatalf("agent reply in Discord = %q", got)
+	}
+	if reqs := llm.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].System(), "You are Fetch") {
+		t.Fatalf("%d LLM requests", len(reqs))
+	}
+	if got := reply(t, d, ownerID, "/status").Content; !strings.Contains(got, "Today: 120 tokens") {
+		t.Fatalf("/status = %q", got)
+	}
+	if strings.Contains(s.log.String(), testkit.OpenRouterKey) {
+		t.Fatal("the OpenRouter key reached the log")
+	}
+}
