@@ -96,8 +96,8 @@ type Adapter interface {
 	// Invocation builds the argv and environment for task. creds is the
 	// whole configured map; the adapter selects its own keys from it.
 	Invocation(task Task, creds Credentials) (Invocation, error)
-	// NewParser returns a parser for one run's output.
-	NewParser() Parser
+	// NewParser returns a parser for the output of one run of task.
+	NewParser(task Task) Parser
 }
 
 // Parser turns one run's stdout into events. A parser belongs to one run and

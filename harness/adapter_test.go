@@ -115,7 +115,7 @@ func TestInvocation(t *testing.T) {
 		{Cursor, resumed, []string{"cursor-agent", "-p", "--output-format", "stream-json", "--force", "--trust", "--model", "m-1", "--resume", "sess-9", "--", "Integers only."}},
 		{Aider, resumed, []string{"aider", "--yes-always", "--no-stream", "--no-pretty", "--no-fancy-input", "--no-auto-commits", "--no-gitignore",
 			"--no-check-update", "--no-show-release-notes", "--no-show-model-warnings", "--analytics-disable",
-			"--chat-history-file=/tmp/fetch-aider-task-1.chat.md", "--input-history-file=/tmp/fetch-aider-task-1.input.md",
+			"--chat-history-file=/tmp/fetch-aider-sess-9.chat.md", "--input-history-file=/tmp/fetch-aider-sess-9.input.md",
 			"--model=m-1", "--restore-chat-history", "--message=Integers only."}},
 	}
 	for _, tt := range tests {

@@ -19,8 +19,9 @@ const AiderDefaultModel = "sonnet"
 //
 // Aider writes plain text only, has no terminal event and exits 0 even when
 // the model call failed; the parser decides from the text. It has no session
-// ids: a non-empty ResumeID asks it to restore the task's chat history
-// (kept in /tmp of the kennel, per task id, outside the work tree). Auto
+// ids; the adapter keeps a chat history file per task in /tmp of the kennel
+// (outside the work tree) and reports the task id as the session id, so that
+// resuming (ResumeID) restores that history. Auto
 // commits are off so that changes stay in the work tree like every other
 // CLI's. With --yes-always Aider still refuses to run shell commands.
 type AiderAdapter struct{}
@@ -40,7 +41,7 @@ func (AiderAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 	if model == "" {
 		model = AiderDefaultModel
 	}
-	history := "/tmp/fetch-aider-" + task.ID
+	history := "/tmp/fetch-aider-" + aiderSession(task)
 	argv := []string{"aider",
 		"--yes-always", "--no-stream", "--no-pretty", "--no-fancy-input",
 		"--no-auto-commits", "--no-gitignore",
@@ -58,18 +59,29 @@ func (AiderAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 }
 
 // NewParser implements Adapter.
-func (AiderAdapter) NewParser() Parser { return &aiderParser{} }
+func (AiderAdapter) NewParser(task Task) Parser { return &aiderParser{session: aiderSession(task)} }
+
+// aiderSession is what stands for a session id: the key of the chat history
+// file, the task's id or, when resuming, the id resumed.
+func aiderSession(task Task) string {
+	if task.ResumeID != "" {
+		return task.ResumeID
+	}
+	return task.ID
+}
 
 // aiderParser reads Aider's plain-text output. The model's reply is the text
 // between the start banner (or the previous report) and its "Tokens:" usage
 // line; SEARCH/REPLACE blocks inside it become tool_use events, "Applied
 // edit to" lines file_changed events.
 type aiderParser struct {
-	buf        []string // reply lines not yet emitted
-	inBlock    bool     // inside a SEARCH/REPLACE block
-	afterBlock bool     // the line after a block may close a code fence
-	replyText  []string // text emitted since the last Tokens line
-	reply      string   // the last reply followed by a Tokens line
+	session    string // reported once output starts
+	started    bool
+	buf        []string    // lines of the paragraph being read
+	inBlock    bool        // inside a SEARCH/REPLACE block
+	afterBlock bool        // the line after a block may close a code fence
+	replyText  textSegment // text emitted since the last Tokens line
+	reply      string      // the last reply followed by a Tokens line
 	sawTokens  bool
 	failure    string
 }
@@ -89,6 +101,12 @@ var (
 
 // Parse implements Parser.
 func (p *aiderParser) Parse(line []byte, emit func(Event)) {
+	if !p.started {
+		p.started = true
+		if p.session != "" {
+			emit(Event{Kind: KindSession, SessionID: p.session})
+		}
+	}
 	s := strings.TrimRight(string(line), "\r")
 	t := strings.TrimSpace(s)
 	if p.afterBlock {
@@ -110,8 +128,8 @@ func (p *aiderParser) Parse(line []byte, emit func(Event)) {
 		emit(Event{Kind: KindToolUse, Tool: "search_replace", Input: input})
 	case aiderTokens.MatchString(t):
 		p.flushText(emit)
-		p.reply = strings.Join(p.replyText, "\n\n")
-		p.replyText = p.replyText[:0]
+		p.reply = capText(p.replyText.String())
+		p.replyText.reset()
 		p.sawTokens = true
 		p.failure = "" // a later reply supersedes an earlier error (Aider retries malformed edits)
 		if u, ok := aiderUsage(t); ok {
@@ -125,8 +143,10 @@ func (p *aiderParser) Parse(line []byte, emit func(Event)) {
 		p.failure = capText(t)
 		emit(Event{Kind: KindError, Text: p.failure})
 	case aiderBanner.MatchString(t), aiderPrompt.MatchString(t):
+	case t == "":
+		p.flushText(emit) // one text event per paragraph
 	default:
-		p.buf = append(p.buf, s)
+		p.buf = append(p.buf, strings.TrimRight(s, " \t"))
 	}
 }
 
@@ -143,7 +163,7 @@ func (p *aiderParser) Flush(emit func(Event)) {
 	}
 }
 
-// flushText emits the buffered lines as one text event and returns them.
+// flushText emits the buffered paragraph as one text event and returns it.
 func (p *aiderParser) flushText(emit func(Event)) string {
 	text := strings.TrimSpace(strings.Join(p.buf, "\n"))
 	p.buf = p.buf[:0]
@@ -151,7 +171,7 @@ func (p *aiderParser) flushText(emit func(Event)) string {
 		return ""
 	}
 	text = capText(text)
-	p.replyText = append(p.replyText, text)
+	p.replyText.add(text + "\n\n")
 	emit(Event{Kind: KindText, Text: text})
 	return text
 }

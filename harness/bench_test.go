@@ -32,7 +32,7 @@ func BenchmarkParse(b *testing.B) {
 			events := 0
 			emit := func(Event) { events++ }
 			for b.Loop() {
-				p := f.adapter.NewParser()
+				p := f.adapter.NewParser(benchTask)
 				for _, l := range tr.stdout {
 					p.Parse(l, emit)
 				}
@@ -44,3 +44,5 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+var benchTask = Task{ID: "bench"}

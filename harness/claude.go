@@ -55,7 +55,7 @@ func (ClaudeAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 }
 
 // NewParser implements Adapter.
-func (ClaudeAdapter) NewParser() Parser { return newClaudeParser(claudeTools) }
+func (ClaudeAdapter) NewParser(Task) Parser { return newClaudeParser(claudeTools) }
 
 // claudeFlavor describes a CLI that writes Claude Code's stream-json (Claude
 // Code itself, Qwen Code).

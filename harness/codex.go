@@ -51,7 +51,7 @@ func (CodexAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 }
 
 // NewParser implements Adapter.
-func (CodexAdapter) NewParser() Parser {
+func (CodexAdapter) NewParser(Task) Parser {
 	return &codexParser{seen: make(map[string]bool)}
 }
 

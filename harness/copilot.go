@@ -58,7 +58,7 @@ func (CopilotAdapter) Invocation(task Task, creds Credentials) (Invocation, erro
 }
 
 // NewParser implements Adapter.
-func (CopilotAdapter) NewParser() Parser {
+func (CopilotAdapter) NewParser(Task) Parser {
 	return &copilotParser{tools: make(map[string]string)}
 }
 

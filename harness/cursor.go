@@ -44,7 +44,7 @@ func (CursorAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 }
 
 // NewParser implements Adapter.
-func (CursorAdapter) NewParser() Parser { return &cursorParser{} }
+func (CursorAdapter) NewParser(Task) Parser { return &cursorParser{} }
 
 // cursorParser reads Cursor Agent's stream-json.
 type cursorParser struct {

@@ -55,7 +55,7 @@ func (GeminiAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 }
 
 // NewParser implements Adapter.
-func (GeminiAdapter) NewParser() Parser {
+func (GeminiAdapter) NewParser(Task) Parser {
 	return &geminiParser{tools: make(map[string]pendingTool)}
 }
 
@@ -133,7 +133,7 @@ func (p *geminiParser) Parse(line []byte, emit func(Event)) {
 			emit(Event{Kind: KindUsage, Usage: &u})
 		}
 		if l.Status == "success" {
-			emit(Event{Kind: KindResult, Success: true, Text: p.segment.String()})
+			emit(Event{Kind: KindResult, Success: true, Text: capText(p.segment.String())})
 			return
 		}
 		msg := errorMessage(l.Error)

@@ -25,7 +25,7 @@ type golden struct {
 // replay parses a transcript the way Run parses a live run.
 func replay(a Adapter, tr transcript) golden {
 	g := golden{Harness: a.Name(), Version: a.Version(), ExitCode: tr.exitCode, Events: []Event{}}
-	s := newStream(a.NewParser(), func(ev Event) { g.Events = append(g.Events, ev) })
+	s := newStream(a.NewParser(transcriptTask), func(ev Event) { g.Events = append(g.Events, ev) })
 	for _, line := range tr.stdout {
 		s.line(line)
 	}
@@ -163,9 +163,9 @@ var expectations = map[string]expectation{
 	"cursor-question-text.jsonl": {success: true, session: "3f1c9a52-2b7e-4d1a-9c0e-8a4b5e6f7a10", question: "only integers?"},
 	"cursor-error.txt":           {errorHas: "exited with code 1"},
 
-	"aider-task.txt":                 {success: true, usage: true, files: []string{"calc.py"}},
-	"aider-question-and-prompts.txt": {success: true, usage: true, question: "only integers?"},
-	"aider-tui-agentapi-fixture.txt": {success: true, usage: true},
+	"aider-task.txt":                 {success: true, session: "transcript-task", usage: true, files: []string{"calc.py"}},
+	"aider-question-and-prompts.txt": {success: true, session: "transcript-task", usage: true, question: "only integers?"},
+	"aider-tui-agentapi-fixture.txt": {success: true, session: "transcript-task", usage: true},
 }
 
 // TestTranscriptFacts checks, per transcript, the facts its sidecar states:
@@ -230,3 +230,6 @@ func TestTranscriptFacts(t *testing.T) {
 		}
 	}
 }
+
+// transcriptTask is the task a transcript is replayed as.
+var transcriptTask = Task{ID: "transcript-task"}

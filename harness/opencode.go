@@ -50,7 +50,7 @@ func (OpenCodeAdapter) Invocation(task Task, creds Credentials) (Invocation, err
 }
 
 // NewParser implements Adapter.
-func (OpenCodeAdapter) NewParser() Parser { return &openCodeParser{} }
+func (OpenCodeAdapter) NewParser(Task) Parser { return &openCodeParser{} }
 
 // openCodeParser reads `opencode run --format json`.
 type openCodeParser struct {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Outcome is what a run came to.
@@ -88,6 +89,7 @@ type end struct {
 	exitCode   int
 	stderrTail string
 	timedOut   bool
+	timeout    time.Duration
 	stopped    bool
 }
 
@@ -115,6 +117,8 @@ func (t *tally) outcome(e end) Outcome {
 // failure explains an unsuccessful run in one message.
 func (t *tally) failure(e end) string {
 	switch {
+	case e.timedOut && e.timeout > 0:
+		return "timed out after " + e.timeout.String()
 	case e.timedOut:
 		return "timed out"
 	case e.stopped:

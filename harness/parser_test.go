@@ -27,7 +27,7 @@ func TestUnknownEventTypesAreKeptRaw(t *testing.T) {
 	line := `{"type":"brand_new.event","data":{"x":1}}`
 	for _, a := range jsonFormats {
 		t.Run(string(a.Name()), func(t *testing.T) {
-			evs := parseAll(a.NewParser(), line)
+			evs := parseAll(a.NewParser(Task{}), line)
 			if len(evs) != 1 || evs[0].Kind != KindRaw || string(evs[0].Raw) != line {
 				t.Fatalf("events %+v, want one raw event with the line", evs)
 			}
@@ -45,7 +45,7 @@ func TestMalformedLinesAreKeptAsText(t *testing.T) {
 	}
 	for _, a := range jsonFormats {
 		t.Run(string(a.Name()), func(t *testing.T) {
-			evs := parseAll(a.NewParser(), lines...)
+			evs := parseAll(a.NewParser(Task{}), lines...)
 			if len(evs) != len(lines) {
 				t.Fatalf("got %d events for %d lines: %+v", len(evs), len(lines), evs)
 			}
@@ -66,7 +66,7 @@ func TestMalformedLinesAreKeptAsText(t *testing.T) {
 
 func TestBlankLinesYieldNothing(t *testing.T) {
 	for _, a := range jsonFormats {
-		if evs := parseAll(a.NewParser(), "", "   ", "\t"); len(evs) != 0 {
+		if evs := parseAll(a.NewParser(Task{}), "", "   ", "\t"); len(evs) != 0 {
 			t.Errorf("%s: %+v", a.Name(), evs)
 		}
 	}
@@ -82,14 +82,14 @@ func TestHugeLinesAreBounded(t *testing.T) {
 	notJSON := strings.Repeat("x", 3*maxRawBytes)
 
 	for _, a := range jsonFormats {
-		evs := parseAll(a.NewParser(), unknown, notJSON)
+		evs := parseAll(a.NewParser(Task{}), unknown, notJSON)
 		for _, ev := range evs {
 			if len(ev.Raw) > maxRawBytes || len(ev.Text) > maxRawBytes+64 {
 				t.Errorf("%s: raw event of %d+%d bytes", a.Name(), len(ev.Raw), len(ev.Text))
 			}
 		}
 	}
-	evs := parseAll(CodexAdapter{}.NewParser(), string(text))
+	evs := parseAll(CodexAdapter{}.NewParser(Task{}), string(text))
 	if len(evs[0].Text) > maxTextBytes+64 || !strings.HasSuffix(evs[0].Text, "bytes cut]") {
 		t.Fatalf("text of %d bytes not cut", len(evs[0].Text))
 	}
@@ -107,14 +107,14 @@ func TestHugeToolInputIsReplaced(t *testing.T) {
 			"input": map[string]string{"file_path": "/w/big.txt", "content": content},
 		}}},
 	})
-	evs := parseAll(ClaudeAdapter{}.NewParser(), string(line))
+	evs := parseAll(ClaudeAdapter{}.NewParser(Task{}), string(line))
 	if got := string(evs[1].Input); !strings.HasPrefix(got, `{"truncated_bytes":`) {
 		t.Fatalf("input %.80s, want it replaced", got)
 	}
 }
 
 func TestAiderPlainTextNeverRaw(t *testing.T) {
-	evs := parseAll(AiderAdapter{}.NewParser(), `{"type":"x"}`, "\x00\xff", "Tokens: 12 sent, 3 received.")
+	evs := parseAll(AiderAdapter{}.NewParser(Task{}), `{"type":"x"}`, "\x00\xff", "Tokens: 12 sent, 3 received.")
 	if evs[0].Kind != KindText || !strings.Contains(evs[0].Text, `{"type":"x"}`) {
 		t.Fatalf("events %+v", evs)
 	}
@@ -129,7 +129,7 @@ func TestAiderUsage(t *testing.T) {
 }
 
 func TestAiderRetriedEditIsNotAFailure(t *testing.T) {
-	evs := parseAll(AiderAdapter{}.NewParser(),
+	evs := parseAll(AiderAdapter{}.NewParser(Task{}),
 		"Here is the fix.", "Tokens: 1k sent, 10 received.",
 		"The LLM did not conform to the edit format.",
 		"Second try.", "Tokens: 1k sent, 10 received.", "Applied edit to a.go")
@@ -140,7 +140,7 @@ func TestAiderRetriedEditIsNotAFailure(t *testing.T) {
 }
 
 func TestCopilotSessionErrorFailsDespiteExitCodeZero(t *testing.T) {
-	evs := parseAll(CopilotAdapter{}.NewParser(),
+	evs := parseAll(CopilotAdapter{}.NewParser(Task{}),
 		`{"type":"session.error","data":{"errorType":"quota","message":"out of premium requests"}}`,
 		`{"type":"result","sessionId":"s1","exitCode":0}`)
 	last := evs[len(evs)-1]
@@ -150,7 +150,7 @@ func TestCopilotSessionErrorFailsDespiteExitCodeZero(t *testing.T) {
 }
 
 func TestOpenCodeWithoutStopHasNoResult(t *testing.T) {
-	evs := parseAll(OpenCodeAdapter{}.NewParser(),
+	evs := parseAll(OpenCodeAdapter{}.NewParser(Task{}),
 		`{"type":"step_finish","sessionID":"ses_1","part":{"reason":"tool-calls","cost":0.1}}`)
 	for _, ev := range evs {
 		if ev.Kind == KindResult {
@@ -173,7 +173,7 @@ func FuzzParsers(f *testing.F) {
 	all := append(jsonFormats, AiderAdapter{})
 	f.Fuzz(func(t *testing.T, line []byte) {
 		for _, a := range all {
-			p := a.NewParser()
+			p := a.NewParser(Task{})
 			var evs []Event
 			emit := func(ev Event) { evs = append(evs, ev) }
 			p.Parse(line, emit)

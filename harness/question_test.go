@@ -38,7 +38,7 @@ func TestDetectQuestion(t *testing.T) {
 
 func TestQuestionEventFollowsSuccessOnly(t *testing.T) {
 	var kinds []Kind
-	s := newStream(CodexAdapter{}.NewParser(), func(ev Event) { kinds = append(kinds, ev.Kind) })
+	s := newStream(CodexAdapter{}.NewParser(Task{}), func(ev Event) { kinds = append(kinds, ev.Kind) })
 	s.line([]byte(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Which file?"}}`))
 	s.line([]byte(`{"type":"turn.failed","error":{"message":"boom"}}`))
 	s.flush()

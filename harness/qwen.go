@@ -50,7 +50,7 @@ func (QwenAdapter) Invocation(task Task, creds Credentials) (Invocation, error) 
 }
 
 // NewParser implements Adapter.
-func (QwenAdapter) NewParser() Parser { return newClaudeParser(qwenTools) }
+func (QwenAdapter) NewParser(Task) Parser { return newClaudeParser(qwenTools) }
 
 var qwenTools = claudeFlavor{
 	shell:          map[string]bool{"run_shell_command": true},

@@ -278,6 +278,10 @@ func isBlank(s string) bool {
 func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	st := m.stopState(ctx, c, it)
 	r, _ := m.instincts.Match(it.text, st)
+	// The stop's reply goes out before anything the conversation's
+	// goroutine answers once its turn is cancelled.
+	c.deliverMu.Lock()
+	defer c.deliverMu.Unlock()
 	c.cancelTurn(ErrStopped)
 	if m.cfg.Tasks != nil {
 		if err := m.cfg.Tasks.StopAll(ctx, c.id); err != nil {
@@ -286,9 +290,11 @@ func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 		}
 	}
 	m.audit(ctx, c.id, it.userID, "stop", r.Reply)
-	if err := m.complete(ctx, c, it.msgID, []chat.Reply{chat.Text(r.Reply)}); err != nil {
+	replies := []chat.Reply{chat.Text(r.Reply)}
+	if err := m.store(ctx, it.msgID, replies); err != nil {
 		return fmt.Errorf("conversation: stop: %w", err)
 	}
+	m.send(ctx, c, replies)
 	return nil
 }
 
@@ -385,6 +391,16 @@ func (m *Manager) enqueue(ctx context.Context, c *conv, it item) error {
 // complete marks an inbound message handled with its replies queued in the
 // outbox, then delivers them.
 func (m *Manager) complete(ctx context.Context, c *conv, msgID int64, replies []chat.Reply) error {
+	if err := m.store(ctx, msgID, replies); err != nil {
+		return err
+	}
+	m.deliver(ctx, c, replies)
+	return nil
+}
+
+// store marks an inbound message handled with its replies queued in the
+// outbox, setting each reply's outbox id.
+func (m *Manager) store(ctx context.Context, msgID int64, replies []chat.Reply) error {
 	out := make([]store.Outgoing, len(replies))
 	for i, r := range replies {
 		var err error
@@ -399,20 +415,24 @@ func (m *Manager) complete(ctx context.Context, c *conv, msgID int64, replies []
 	for i := range replies {
 		replies[i].ID = ids[i]
 	}
-	m.deliver(ctx, c, replies)
 	return nil
 }
 
 // deliver sends stored outbound messages in order and marks each sent.
 // A failed send stays in the outbox for the next start.
 func (m *Manager) deliver(ctx context.Context, c *conv, replies []chat.Reply) {
+	c.deliverMu.Lock()
+	defer c.deliverMu.Unlock()
+	m.send(ctx, c, replies)
+}
+
+// send is deliver with the conversation's delivery lock held.
+func (m *Manager) send(ctx context.Context, c *conv, replies []chat.Reply) {
 	sender := m.cfg.Senders[c.channel]
 	if sender == nil {
 		m.log.Warn("no sender for channel; replies stay in the outbox", "channel", c.channel, "conversation", c.id)
 		return
 	}
-	c.deliverMu.Lock()
-	defer c.deliverMu.Unlock()
 	for _, r := range replies {
 		if err := sender.Send(ctx, c.id, r); err != nil {
 			m.log.Error("send reply", "conversation", c.id, "outbox", r.ID, "err", err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -26,16 +28,37 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z"
 // another fetch process) before it fails with "database is locked".
 const busyTimeout = 5 * time.Second
 
+// checkpointEvery is how often the checkpointer folds the write-ahead log
+// back into the database file. Connections never checkpoint on their own
+// (wal_autocheckpoint = 0): an automatic checkpoint runs inside whichever
+// commit crosses the threshold and puts an fsync on the message path.
+const checkpointEvery = 2 * time.Second
+
 // DB is an open Fetch database.
 type DB struct {
 	db   *sql.DB
 	path string
 	// Now is the clock used for every timestamp written. Tests replace it.
 	Now func() time.Time
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// Open opens (creating if needed) the database at path and applies pending
-// migrations. A corrupt, locked or read-only database is reported as an
+// connector opens SQLite connections without registering a driver
+// globally, running setup on each new connection.
+type connector struct {
+	dsn    string
+	driver *sqlite3.SQLiteDriver
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.driver }
+
+// Open opens (creating if needed) the database at path, applies pending
+// migrations and starts the checkpointer, which Close stops. A corrupt, locked or read-only database is reported as an
 // error that names the path.
 func Open(ctx context.Context, path string) (*DB, error) {
 	q := url.Values{}
@@ -44,11 +67,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
-	sqldb, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	db := &DB{db: sqldb, path: path, Now: time.Now}
+	sqldb := sql.OpenDB(connector{
+		dsn: "file:" + path + "?" + q.Encode(),
+		driver: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			_, err := c.Exec("PRAGMA wal_autocheckpoint = 0", nil)
+			return err
+		}},
+	})
+	db := &DB{db: sqldb, path: path, Now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := db.check(ctx); err != nil {
 		sqldb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -57,7 +83,27 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	go db.checkpointer()
 	return db, nil
+}
+
+// checkpointer folds the log into the database file off the message path,
+// until Close.
+func (db *DB) checkpointer() {
+	defer close(db.done)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-t.C:
+			// PASSIVE never waits for readers or writers; what it cannot
+			// fold now is folded next time. An error here (the file is
+			// busy in another process) is not worth more than a retry.
+			db.db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		}
+	}
 }
 
 // check makes sure the file is a database that this process can write.
@@ -140,12 +186,18 @@ func (db *DB) migrate(ctx context.Context) error {
 // Path is the database file's path.
 func (db *DB) Path() string { return db.path }
 
-// Close closes the database.
+// Close stops the checkpointer, folds the log into the database file and
+// closes the database. Closing twice is harmless.
 func (db *DB) Close() error {
-	if err := db.db.Close(); err != nil {
-		return fmt.Errorf("store: close: %w", err)
-	}
-	return nil
+	db.closeOnce.Do(func() {
+		close(db.stop)
+		<-db.done
+		db.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		if err := db.db.Close(); err != nil {
+			db.closeErr = fmt.Errorf("store: close: %w", err)
+		}
+	})
+	return db.closeErr
 }
 
 // SQL gives packages that own tables of their own (tasks, schedules) the

@@ -321,3 +321,37 @@ func TestAudit(t *testing.T) {
 		t.Fatalf("audit log = %+v, %v", log, err)
 	}
 }
+
+// TestCheckpointKeepsLogSmall checks that writes never checkpoint on their
+// own and that the checkpointer (and Close) fold the log into the file.
+func TestCheckpointKeepsLogSmall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fetch.db")
+	db, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auto int
+	if err := db.SQL().QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
+		t.Fatalf("wal_autocheckpoint = %d, %v; want 0", auto, err)
+	}
+	if _, err := db.EnsureConversation(t.Context(), "c", "term", "u"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if err := db.Audit(t.Context(), store.AuditEntry{Actor: "t", Action: fmt.Sprint("a", i), Detail: strings.Repeat("x", 2000)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() < 500_000 {
+		t.Fatalf("log after 300 writes: %v, %v; want it to hold them (no automatic checkpoint)", fi, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		t.Fatalf("log is %d bytes after Close; want it folded into the file", fi.Size())
+	}
+}

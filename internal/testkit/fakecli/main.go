@@ -1,0 +1,94 @@
+// Command fakecli is a scripted stand-in for the coding CLIs Fetch drives:
+// claude, codex, gemini, copilot, opencode, qwen, cursor-agent and aider. It
+// is installed under each of those names in the kennel test image and
+// behaves like the CLI it is called as: it accepts that CLI's headless flags
+// (and rejects unknown ones with exit 2, as the real parsers do), writes that
+// CLI's output format (modelled on shared/reference/harness-transcripts),
+// really edits a file in its working directory, and keeps sessions under
+// $HOME so that resuming works.
+//
+// The scenario comes from the prompt, so the code under test needs no special
+// flags:
+//
+//	[scenario:success]     (default) edit a file, run a command, report usage and a summary, exit 0
+//	[scenario:fail:N]      report the CLI's own failure shape and exit N (default 1)
+//	[scenario:hang]        start a command whose child (its own session) hangs, and hang too
+//	[scenario:ignore-int]  ignore SIGINT and hang
+//	[scenario:question]    ask a question (QUESTION: line) and exit 0; a resume with the answer edits and succeeds
+//	[scenario:huge:N]      write N MiB (default 16) of valid text events, then succeed
+//	[scenario:secret]      print fake tokens and the CLI's own credential in its output, then succeed
+//	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)
+//
+// Every run writes "fakecli: argv <JSON array>", "fakecli: env <JSON array
+// of variable names>" and "fakecli: uid <N>" to stderr first, so tests can
+// check what arrived and as whom it ran.
+//
+// fakecli uses the standard library only and is built with CGO_ENABLED=0, so
+// that one static binary runs in any image.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// childName is argv[0] of the helper process the hang scenario starts.
+const childName = "fakecli-child"
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run dispatches on the program name, like a multi-call binary.
+func run(args []string, stdout, stderr io.Writer) int {
+	name := filepath.Base(args[0])
+	if name == childName {
+		return child()
+	}
+	cli, ok := lookupCLI(name)
+	if !ok {
+		fmt.Fprintf(stderr, "fakecli: called as %q; install it as one of %s\n", name, strings.Join(cliNames(), ", "))
+		return 127
+	}
+	record(stderr, args)
+	inv, err := cli.parse(args[1:], stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		if ee, ok := err.(exitError); ok {
+			return ee.code
+		}
+		return 1
+	}
+	inv.cli = name
+	return play(cli, inv, stdout, stderr)
+}
+
+// record writes the argv and the names of the environment variables to
+// stderr, for tests.
+func record(stderr io.Writer, args []string) {
+	argv, _ := json.Marshal(args)
+	var names []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	env, _ := json.Marshal(names)
+	fmt.Fprintf(stderr, "fakecli: argv %s\nfakecli: env %s\nfakecli: uid %d\n", argv, env, os.Getuid())
+}
+
+// exitError ends the run with a given exit code.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+// usagef is a command-line error: exit 2, like the CLIs' own parsers.
+func usagef(format string, a ...any) error { return exitError{2, fmt.Sprintf(format, a...)} }

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// invocation is what a CLI's command line asked for.
+type invocation struct {
+	cli     string
+	prompt  string
+	model   string
+	resume  string // session id to continue
+	history string // Aider: the chat history file, which is its session
+	restore bool   // Aider: --restore-chat-history
+}
+
+// emitter writes one CLI's output format. The scenarios call it in this
+// order: start, then text/edit/command*, then finish or fail (or nothing,
+// when they hang).
+type emitter interface {
+	start()
+	text(s string)
+	edit(path string, created bool, before, after string)
+	command(cmd, output string, exit int)
+	commandStarted(cmd string)
+	finish(summary string)
+	fail(msg string)
+}
+
+// cli is one CLI the binary can pretend to be.
+type cli struct {
+	parse    func(args []string, stderr io.Writer) (invocation, error)
+	emitter  func(o out, inv invocation, s *session) emitter
+	failCode int      // exit code of a failed run
+	creds    []string // credential variables, for the secret scenario
+}
+
+// clis returns the CLIs by program name.
+func lookupCLI(name string) (cli, bool) {
+	switch name {
+	case "claude":
+		return cli{parseClaude, newClaude, 1, []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}}, true
+	case "codex":
+		return cli{parseCodex, newCodex, 1, []string{"OPENAI_API_KEY", "CODEX_API_KEY"}}, true
+	case "gemini":
+		return cli{parseGemini, newGemini, 1, []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}}, true
+	case "copilot":
+		return cli{parseCopilot, newCopilot, 1, []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN"}}, true
+	case "opencode":
+		return cli{parseOpenCode, newOpenCode, 1, []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}}, true
+	case "qwen":
+		return cli{parseQwen, newQwen, 1, []string{"OPENAI_API_KEY", "DASHSCOPE_API_KEY"}}, true
+	case "cursor-agent":
+		return cli{parseCursor, newCursor, 1, []string{"CURSOR_API_KEY"}}, true
+	case "aider":
+		return cli{parseAider, newAider, 0, []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}}, true
+	}
+	return cli{}, false
+}
+
+func cliNames() []string {
+	return []string{"claude", "codex", "gemini", "copilot", "opencode", "qwen", "cursor-agent", "aider"}
+}
+
+// scenario is what the prompt asks the fake to do.
+type scenario struct {
+	name string
+	arg  int // the :N of fail and huge, -1 when absent
+	file string
+}
+
+var (
+	scenarioTag = regexp.MustCompile(`\[scenario:([a-z-]+)(?::(\d+))?\]`)
+	fileTag     = regexp.MustCompile(`\[file:([^\]\s]+)\]`)
+)
+
+// defaultFile is edited when the prompt names no file.
+const defaultFile = "FETCH_DONE.md"
+
+func parseScenario(prompt string) scenario {
+	sc := scenario{name: "success", arg: -1, file: defaultFile}
+	if m := scenarioTag.FindStringSubmatch(prompt); m != nil {
+		sc.name = m[1]
+		if m[2] != "" {
+			sc.arg, _ = strconv.Atoi(m[2])
+		}
+	}
+	if m := fileTag.FindStringSubmatch(prompt); m != nil {
+		sc.file = m[1]
+	}
+	return sc
+}
+
+// session is what the fake remembers between runs, like a CLI's
+// conversation store.
+type session struct {
+	ID       string `json:"id"`
+	CLI      string `json:"cli"`
+	Goal     string `json:"goal"`
+	Question string `json:"question,omitempty"`
+	Turns    int    `json:"turns"`
+	path     string
+}
+
+func sessionPath(inv invocation, id string) string {
+	if inv.cli == "aider" {
+		return inv.history
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".fakecli", inv.cli, id+".json")
+}
+
+func loadSession(inv invocation) (*session, error) {
+	path := sessionPath(inv, inv.resume)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s session
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("corrupt session %s: %w", path, err)
+	}
+	s.path = path
+	return &s, nil
+}
+
+func (s *session) save() error {
+	if s.path == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(s)
+	return os.WriteFile(s.path, b, 0o600)
+}
+
+// newID returns a random id in the CLI's own shape.
+func newID(cli string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	h := hex.EncodeToString(b)
+	switch cli {
+	case "opencode":
+		return "ses_" + h[:26]
+	case "aider":
+		return ""
+	}
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Fake credentials for the secret scenario; they look like real tokens so
+// that redaction can be tested.
+const (
+	fakeAnthropicKey = "sk-ant-api03-FAKEfakeFAKEfake0123456789abcdefABCDEF-FAKEfakeAA"
+	fakeGitHubToken  = "ghp_FAKEfakeFAKEfake0123456789abcdefAB"
+)
+
+// play runs the scenario and returns the exit code.
+func play(c cli, inv invocation, stdout, stderr io.Writer) int {
+	o := out{w: stdout}
+	var sess *session
+	switch {
+	case inv.resume != "" || inv.restore:
+		s, err := loadSession(inv)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(stderr, "Error: No conversation found with session ID: %s\n", inv.resume)
+			} else {
+				fmt.Fprintf(stderr, "Error: %v\n", err)
+			}
+			return 1
+		}
+		sess = s
+	default:
+		sess = &session{ID: newID(inv.cli), CLI: inv.cli, Goal: inv.prompt}
+		sess.path = sessionPath(inv, sess.ID)
+	}
+	sess.Turns++
+	sc := parseScenario(sess.Goal)
+	if sess.Turns > 1 && sess.Question == "" {
+		sc = parseScenario(inv.prompt) // a follow-up goal
+	}
+	em := c.emitter(o, inv, sess)
+	code := script(c, inv, sess, sc, em, stderr)
+	if err := sess.save(); err != nil {
+		fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
+	}
+	return code
+}
+
+func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stderr io.Writer) int {
+	if sess.Question != "" { // resumed with the answer
+		sess.Question = ""
+		em.start()
+		em.text("Thanks, continuing with your answer.")
+		if err := editFile(em, sc.file, "answer: "+firstLine(inv.prompt)); err != nil {
+			return failEdit(em, c, err)
+		}
+		em.finish(fmt.Sprintf("Appended your answer to %s.", sc.file))
+		return 0
+	}
+	switch sc.name {
+	case "fail":
+		code := c.failCode
+		if sc.arg >= 0 {
+			code = sc.arg
+		}
+		em.start()
+		em.text("Looking into it.")
+		em.fail("fake failure requested by the scenario")
+		fmt.Fprintln(stderr, "Error: fake failure requested by the scenario")
+		return code
+	case "hang", "ignore-int":
+		if sc.name == "ignore-int" {
+			signal.Ignore(syscall.SIGINT)
+		}
+		em.start()
+		em.text("Running the long test suite.")
+		em.commandStarted("sleep infinity")
+		if sc.name == "hang" {
+			if err := startChild(); err != nil {
+				fmt.Fprintf(stderr, "fakecli: start child: %v\n", err)
+				return 1
+			}
+		}
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "question":
+		q := fmt.Sprintf("I need one decision before I change %s.\nQUESTION: Should I append to %s or replace its contents?", sc.file, sc.file)
+		sess.Question = q
+		em.start()
+		em.text(q)
+		em.finish(q)
+		return 0
+	case "huge":
+		mib := 16
+		if sc.arg > 0 {
+			mib = sc.arg
+		}
+		em.start()
+		chunk := strings.Repeat("All work and no play makes a huge transcript. ", 80) // ≈3.7 KiB
+		for n := 0; n < mib<<20; n += len(chunk) {
+			em.text(chunk)
+		}
+	case "secret":
+		em.start()
+		leak := "Found credentials: " + fakeAnthropicKey + " and " + fakeGitHubToken
+		for _, k := range c.creds {
+			if v := os.Getenv(k); v != "" {
+				leak += fmt.Sprintf(" and %s=%s", k, v)
+			}
+		}
+		em.text(leak)
+	default:
+		em.start()
+	}
+	em.text(fmt.Sprintf("I'll update %s.", sc.file))
+	if err := editFile(em, sc.file, "fake "+inv.cli+" was here (turn "+strconv.Itoa(sess.Turns)+")"); err != nil {
+		return failEdit(em, c, err)
+	}
+	em.finish(fmt.Sprintf("Appended one line to %s and checked it with cat.", sc.file))
+	return 0
+}
+
+func failEdit(em emitter, c cli, err error) int {
+	em.fail(err.Error())
+	if c.failCode == 0 {
+		return 1
+	}
+	return c.failCode
+}
+
+// editFile appends a line to name (relative to the working directory, never
+// outside it) and reports the edit and a cat of the result.
+func editFile(em emitter, name, line string) error {
+	if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		return fmt.Errorf("refusing to edit %q outside the working directory", name)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(wd, name)
+	before, err := os.ReadFile(path)
+	created := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !created {
+		return err
+	}
+	after := string(before) + line + "\n"
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(after), 0o644); err != nil {
+		return err
+	}
+	em.edit(path, created, string(before), after)
+	em.command("cat "+name, after, 0)
+	return nil
+}
+
+// startChild starts a helper that hangs in its own session, like the tool
+// subprocesses of real CLIs, which a signal to the CLI's process group does
+// not reach.
+func startChild() error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self)
+	cmd.Args = []string{childName, "sleep", "infinity"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd.Start() // stdio: /dev/null
+}
+
+// child is the helper: it hangs until killed.
+func child() int {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(line) > 200 {
+		line = line[:200]
+	}
+	return line
+}
+
+// out writes lines; each line is one Write, so a reader never sees half an
+// event.
+type out struct{ w io.Writer }
+
+func (o out) json(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only our own maps are marshalled
+	}
+	_, _ = o.w.Write(append(b, '\n'))
+}
+
+func (o out) line(s string) { _, _ = io.WriteString(o.w, s+"\n") }
+
+// obj is a JSON object.
+type obj = map[string]any
+
+// Fake accounting, the same for every run.
+const (
+	fakeInputTokens  = 1200
+	fakeOutputTokens = 80
+	fakeCostUSD      = 0.0123
+)
