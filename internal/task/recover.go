@@ -143,4 +143,3 @@ func (e *Engine) Start(ctx context.Context, id string) (Task, error) {
 	}
 	return started, nil
 }
-

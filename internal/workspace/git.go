@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // maxGitOutput bounds what is kept of a git command's stdout; a diff
@@ -31,8 +32,8 @@ var gitEnv = []string{
 var identity = []string{"-c", "user.name=Fetch", "-c", "user.email=fetch@localhost", "-c", "commit.gpgsign=false"}
 
 // git runs git with args in dir and returns its stdout, bounded.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	out, truncated, err := gitBounded(ctx, dir, args...)
+func (r *Registry) git(ctx context.Context, dir string, args ...string) (string, error) {
+	out, truncated, err := r.gitBounded(ctx, dir, args...)
 	if err == nil && truncated {
 		return out, fmt.Errorf("git %s: output over %d bytes", args[0], maxGitOutput)
 	}
@@ -41,10 +42,16 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 
 // gitBounded runs git and reports whether its output was cut at
 // maxGitOutput.
-func gitBounded(ctx context.Context, dir string, args ...string) (string, bool, error) {
+func (r *Registry) gitBounded(ctx context.Context, dir string, args ...string) (string, bool, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), gitEnv...)
+	if r.runAs != nil {
+		// As the kennel's user, git finds no configuration of its own:
+		// the invoking user's home is not its to read.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(r.runAs.uid), Gid: uint32(r.runAs.gid)}}
+		cmd.Env = append(cmd.Env, "HOME=/nonexistent", "XDG_CONFIG_HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1")
+	}
 	stdout := &capped{max: maxGitOutput}
 	stderr := &capped{max: maxGitStderr, tail: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

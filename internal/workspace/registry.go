@@ -31,8 +31,39 @@ type Info struct {
 
 // Registry is the set of workspaces under one root directory.
 type Registry struct {
-	root string
-	log  *slog.Logger
+	root  string
+	log   *slog.Logger
+	runAs *user
+}
+
+// user is a numeric uid and gid.
+type user struct{ uid, gid int }
+
+// RunAs makes the registry create files and run git as uid:gid when it runs
+// as root, so that workspaces belong to the kennel's user, who must write
+// them (the kennel never runs as root). Without it, or when not root,
+// files belong to the calling process. Call it before using the registry.
+func (r *Registry) RunAs(uid, gid int) *Registry {
+	if os.Geteuid() == 0 && uid != 0 {
+		r.runAs = &user{uid, gid}
+	}
+	return r
+}
+
+// chown gives path (and with tree, everything under it) to the RunAs user.
+func (r *Registry) chown(path string, tree bool) error {
+	if r.runAs == nil {
+		return nil
+	}
+	if !tree {
+		return os.Lchown(path, r.runAs.uid, r.runAs.gid)
+	}
+	return filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, r.runAs.uid, r.runAs.gid)
+	})
 }
 
 // New returns the registry of the workspaces under root (FETCH_WORKSPACES).
@@ -103,10 +134,10 @@ func (r *Registry) info(ctx context.Context, name string) (Info, error) {
 	if !isRepo(p) {
 		return info, nil
 	}
-	if b, err := git(ctx, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
+	if b, err := r.git(ctx, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
 		info.Branch = strings.TrimSpace(b)
 	}
-	st, err := git(ctx, p, "status", "--porcelain", "--untracked-files=normal")
+	st, err := r.git(ctx, p, "status", "--porcelain", "--untracked-files=normal")
 	if err != nil {
 		return Info{}, fmt.Errorf("status of %s: %w", name, err)
 	}
@@ -183,13 +214,16 @@ func (r *Registry) Create(ctx context.Context, name, template string) (Info, err
 	if err := copyTemplate(template, dir); err != nil {
 		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
 	}
+	if err := r.chown(tmp, true); err != nil {
+		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
+	}
 	steps := [][]string{
 		{"init", "--quiet", "--initial-branch=main"},
 		{"add", "--all"},
 		append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "-m", "Create workspace "+name+" from template "+template),
 	}
 	for _, args := range steps {
-		if _, err := git(ctx, dir, args...); err != nil {
+		if _, err := r.git(ctx, dir, args...); err != nil {
 			return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
 		}
 	}
@@ -235,7 +269,10 @@ func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error)
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, name)
-	if _, err := git(ctx, tmp, "clone", "--quiet", "--no-recurse-submodules", "--", rawURL, dir); err != nil {
+	if err := r.chown(tmp, false); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
+	if _, err := r.git(ctx, tmp, "clone", "--quiet", "--no-recurse-submodules", "--", rawURL, dir); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
 	if err := r.publish(dir, name); err != nil {

@@ -51,7 +51,7 @@ func (r *Registry) Status(ctx context.Context, name string) (Status, error) {
 	if !isRepo(p) {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, ErrNotGit)
 	}
-	out, err := git(ctx, p, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+	out, err := r.git(ctx, p, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
 	if err != nil {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, err)
 	}
@@ -60,7 +60,7 @@ func (r *Registry) Status(ctx context.Context, name string) (Status, error) {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, err)
 	}
 	st.Name = name
-	if c, err := lastCommit(ctx, p, "HEAD"); err == nil {
+	if c, err := r.lastCommit(ctx, p, "HEAD"); err == nil {
 		st.LastCommit = c
 	}
 	return st, nil
@@ -125,8 +125,8 @@ func parseStatus(out string) (Status, error) {
 	return st, nil
 }
 
-func lastCommit(ctx context.Context, dir, rev string) (*Commit, error) {
-	out, err := git(ctx, dir, "log", "-1", "--format=%H%x00%s%x00%an%x00%cI", rev, "--")
+func (r *Registry) lastCommit(ctx context.Context, dir, rev string) (*Commit, error) {
+	out, err := r.git(ctx, dir, "log", "-1", "--format=%H%x00%s%x00%an%x00%cI", rev, "--")
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -270,4 +271,48 @@ func gitIn(t testing.TB, dir string, args ...string) string {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestRunAsOwnsEverything checks that, as root with RunAs, workspaces,
+// worktrees and the commits made in them belong to the kennel's user.
+func TestRunAsOwnsEverything(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	r := workspace.New(filepath.Join(dir, "ws"), slog.New(slog.NewTextHandler(io.Discard, nil))).RunAs(10001, 10001)
+	ctx := t.Context()
+	ws, err := r.Create(ctx, "app", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := r.AddWorktree(ctx, "app", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(wt.Path, "n.txt"), []byte("n\n"), 0o644)
+	os.Chown(filepath.Join(wt.Path, "n.txt"), 10001, 10001)
+	if _, err := r.Commit(ctx, wt, "n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Clone(ctx, "copy", "file://"+ws.Path); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{ws.Path, filepath.Join(r.Root(), "copy")} {
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			var st syscall.Stat_t
+			if err := syscall.Lstat(p, &st); err != nil {
+				return err
+			}
+			if st.Uid != 10001 || st.Gid != 10001 {
+				t.Errorf("%s belongs to %d:%d; want 10001:10001", p, st.Uid, st.Gid)
+			}
+			return nil
+		})
+	}
 }

@@ -43,25 +43,25 @@ func (r *Registry) AddWorktree(ctx context.Context, name, id string) (Worktree, 
 	if !isRepo(p) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, ErrNotGit)
 	}
-	base, err := git(ctx, p, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	base, err := r.git(ctx, p, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
 	}
 	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id, Base: strings.TrimSpace(base)}
-	if b, err := git(ctx, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
+	if b, err := r.git(ctx, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
 		wt.BaseBranch = strings.TrimSpace(b)
 	}
-	if err := excludeWorktrees(p); err != nil {
+	if err := r.excludeWorktrees(p); err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 	}
-	if _, err := git(ctx, p, "worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, wt.Base); err != nil {
+	if _, err := r.git(ctx, p, "worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, wt.Base); err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 	}
 	return wt, nil
 }
 
 // excludeWorktrees keeps .fetch/ out of the workspace's own status.
-func excludeWorktrees(repo string) error {
+func (r *Registry) excludeWorktrees(repo string) error {
 	path := filepath.Join(repo, ".git", "info", "exclude")
 	b, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -78,6 +78,9 @@ func excludeWorktrees(repo string) error {
 		return err
 	}
 	defer f.Close()
+	if err := r.chown(path, false); err != nil {
+		return err
+	}
 	prefix := ""
 	if len(b) > 0 && !strings.HasSuffix(string(b), "\n") {
 		prefix = "\n"
@@ -91,14 +94,14 @@ func excludeWorktrees(repo string) error {
 // exists in the repository and not only in a directory. It reports whether
 // there was anything to commit.
 func (r *Registry) Commit(ctx context.Context, wt Worktree, message string) (bool, error) {
-	if _, err := git(ctx, wt.Path, "add", "--all"); err != nil {
+	if _, err := r.git(ctx, wt.Path, "add", "--all"); err != nil {
 		return false, fmt.Errorf("workspace: commit %s: %w", wt.Branch, err)
 	}
-	if _, err := git(ctx, wt.Path, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := r.git(ctx, wt.Path, "diff", "--cached", "--quiet"); err == nil {
 		return false, nil
 	}
 	args := append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "-m", message)
-	if _, err := git(ctx, wt.Path, args...); err != nil {
+	if _, err := r.git(ctx, wt.Path, args...); err != nil {
 		return false, fmt.Errorf("workspace: commit %s: %w", wt.Branch, err)
 	}
 	return true, nil
@@ -143,7 +146,7 @@ func (d Diff) Removed() (n int) {
 func (r *Registry) Diff(ctx context.Context, wt Worktree) (Diff, error) {
 	var d Diff
 	rng := wt.Base + "..HEAD"
-	num, err := git(ctx, wt.Path, "diff", "--numstat", "-z", "--no-renames", rng, "--")
+	num, err := r.git(ctx, wt.Path, "diff", "--numstat", "-z", "--no-renames", rng, "--")
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
@@ -161,11 +164,11 @@ func (r *Registry) Diff(ctx context.Context, wt Worktree) (Diff, error) {
 		}
 		d.Files = append(d.Files, f)
 	}
-	d.Patch, d.Truncated, err = gitBounded(ctx, wt.Path, "diff", "--binary", "--no-renames", rng, "--")
+	d.Patch, d.Truncated, err = r.gitBounded(ctx, wt.Path, "diff", "--binary", "--no-renames", rng, "--")
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
-	log, err := git(ctx, wt.Path, "log", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--")
+	log, err := r.git(ctx, wt.Path, "log", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--")
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
@@ -201,7 +204,7 @@ func (r *Registry) BranchState(ctx context.Context, wt Worktree) (BranchState, e
 	if err != nil {
 		return BranchState{}, fmt.Errorf("workspace: branch state: %w", err)
 	}
-	head, err := git(ctx, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch)
+	head, err := r.git(ctx, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch)
 	if err != nil {
 		var ge *GitError
 		if errors.As(err, &ge) {
@@ -212,10 +215,10 @@ func (r *Registry) BranchState(ctx context.Context, wt Worktree) (BranchState, e
 	head = strings.TrimSpace(head)
 	var st BranchState
 	if wt.BaseBranch != "" && head != wt.Base {
-		_, err := git(ctx, p, "merge-base", "--is-ancestor", head, "refs/heads/"+wt.BaseBranch)
+		_, err := r.git(ctx, p, "merge-base", "--is-ancestor", head, "refs/heads/"+wt.BaseBranch)
 		st.Merged = err == nil
 	}
-	if remote, err := git(ctx, p, "branch", "--remotes", "--contains", head); err == nil && strings.TrimSpace(remote) != "" {
+	if remote, err := r.git(ctx, p, "branch", "--remotes", "--contains", head); err == nil && strings.TrimSpace(remote) != "" {
 		st.Pushed = true
 	}
 	return st, nil
@@ -240,16 +243,16 @@ func (r *Registry) RemoveWorktree(ctx context.Context, wt Worktree, discard bool
 		}
 	}
 	if _, err := os.Stat(wt.Path); err == nil {
-		if _, err := git(ctx, p, "worktree", "remove", "--force", "--", wt.Path); err != nil {
+		if _, err := r.git(ctx, p, "worktree", "remove", "--force", "--", wt.Path); err != nil {
 			return fmt.Errorf("workspace: remove worktree %s: %w", wt.Path, err)
 		}
 	}
-	if _, err := git(ctx, p, "worktree", "prune"); err != nil {
+	if _, err := r.git(ctx, p, "worktree", "prune"); err != nil {
 		return fmt.Errorf("workspace: remove worktree %s: %w", wt.Path, err)
 	}
 	if discard {
-		if _, err := git(ctx, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
-			if _, err := git(ctx, p, "branch", "-D", "--", wt.Branch); err != nil {
+		if _, err := r.git(ctx, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
+			if _, err := r.git(ctx, p, "branch", "-D", "--", wt.Branch); err != nil {
 				return fmt.Errorf("workspace: discard branch %s: %w", wt.Branch, err)
 			}
 		}
