@@ -32,8 +32,10 @@
 //
 // SQLite is the single source of truth: fetch chat, fetch serve and fetch
 // task commands share one database. A task records its owner, the Fetch
-// process following its run ("pid:start"). Close stops following without
-// stopping the runs: they go on in the kennel. An engine opened with
+// process following its run ("pid:start"). Close stops the runs it
+// follows, as the kennel stops a run whose follower goes away; a process
+// that dies without Close (kill -9, a crash) leaves its runs going in the
+// kennel, each teeing its output to a log there. An engine opened with
 // Config.Adopt reconciles running tasks whose owner is gone: a run still
 // going is followed again through its log in the kennel, one that ended
 // is read back and recorded, one the kennel has no trace of fails

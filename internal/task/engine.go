@@ -29,9 +29,9 @@ const (
 // backed by harness.Run and the kennel (KennelRunner).
 type Runner interface {
 	// Run runs t with the harness until the CLI ends, calling onEvent for
-	// each event in order, from one goroutine. Cancelling ctx stops
-	// following the run; the process goes on in the kennel and Attach
-	// finds it again.
+	// each event in order, from one goroutine. Cancelling ctx stops the
+	// run. If the calling process dies, the run goes on in the kennel and
+	// Attach finds it again.
 	Run(ctx context.Context, h harness.Name, t harness.Task, onEvent func(harness.Event)) (harness.Outcome, error)
 	// Attach follows a run that an earlier process started, through its
 	// log in the kennel, until it ends (at once when it has ended). It
@@ -196,9 +196,10 @@ func (e *Engine) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close stops following runs and waits for the goroutines. It does not stop
-// the runs: they go on in the kennel, and the next Open (of this or another
-// process) follows them again.
+// Close stops the runs this process follows (the kennel stops a run whose
+// follower goes away), records them cancelled, and waits for the
+// goroutines. Only a process that dies without Close leaves runs going in
+// the kennel, for the next Open to follow again.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	e.closed = true
@@ -291,6 +292,10 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	}
 	return t, nil
 }
+
+// Observe sets the observer told of updates (replacing Config.Observer).
+// Call it before Open.
+func (e *Engine) Observe(o Observer) { e.cfg.Observer = o }
 
 func (e *Engine) isOpen() bool {
 	e.mu.Lock()

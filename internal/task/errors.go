@@ -35,6 +35,5 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 
 // causes of a run's end that are not the harness's own.
 var (
-	errDetached  = errors.New("task engine closed; the run goes on in the kennel")
-	errCancelled = errors.New("cancelled")
+	errDetached = errors.New("task engine closed")
 )

@@ -127,26 +127,24 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	w.close()
 	stops.Wait()
 
-	if errors.Is(context.Cause(ctx), errDetached) {
-		log.Info("stopped following the run; it goes on in the kennel")
-		t.Owner = ""
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		if err := e.save(ctx, t, Running, ""); err != nil && !errors.Is(err, ErrState) {
-			log.Error("release run", "err", err)
-		}
-		return false
-	}
-	cur, gerr := e.Get(ctx, t.ID)
+	// What follows must happen even when the engine is closing.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	cur, gerr := e.Get(cctx, t.ID)
 	if gerr != nil {
 		log.Error("reload task", "err", gerr)
 		return false
 	}
 	cur.Worktree, cur.Branch, cur.Base, cur.BaseBranch, cur.RunID, cur.Runs, cur.RunStartedAt = t.Worktree, t.Branch, t.Base, t.BaseBranch, t.RunID, t.Runs, t.RunStartedAt
+	if errors.Is(context.Cause(ctx), errDetached) {
+		// The kennel stops a run whose follower goes away.
+		log.Info("engine closed while the task ran; its run was stopped")
+		return e.finish(cctx, cur, Cancelled, "stopped: Fetch shut down while it ran", &out)
+	}
 	if err != nil && !errors.Is(err, ErrGone) {
 		log.Error("run", "err", err)
 	}
-	return e.conclude(ctx, cur, out, err, lim)
+	return e.conclude(cctx, cur, out, err, lim)
 }
 
 // limits records why the engine stopped a run.
