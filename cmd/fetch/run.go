@@ -14,6 +14,7 @@ import (
 
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
+	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/term"
 )
@@ -31,6 +32,7 @@ const usage = `Fetch: a personal coding orchestrator you talk to.
 
 Usage:
   fetch chat       talk to Fetch in this terminal (reads lines from stdin)
+  fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
   fetch version    print the version
   fetch help       show this help
 
@@ -80,12 +82,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return exitUsage
 		}
 		err = runChat(ctx, getenv, stdin, stdout, stderr)
+	case "task":
+		err = runTask(ctx, rest, getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
 	var cfgErr *ConfigError
+	var exit *exitError
 	switch {
+	case errors.As(err, &exit):
+		return exit.code
 	case ctx.Err() != nil:
 		return exitInterrupted
 	case err == nil:
@@ -166,10 +173,24 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		}
 	}
 	tty := term.New(stdout, owner, prompt)
-	mgr := conversation.New(conversation.Config{
-		Store:   db,
-		Senders: map[string]chat.Sender{term.Channel: tty},
-		NoAgent: noAgentReply,
+
+	// The task engine, the conversations and the progress reporter refer
+	// to each other: the reporter speaks through the manager, the manager
+	// asks the engine (through the reporter's adapters), the engine tells
+	// the reporter. conv is filled in once the manager exists.
+	conv := &struct{ *conversation.Manager }{}
+	engine, err := newEngine(ctx, cfg, db, log, true)
+	if err != nil {
+		return err
+	}
+	reporter := progress.New(progress.Config{Chat: conv, Store: db, Tasks: engine, Logger: log})
+	engine.Observe(reporter)
+	conv.Manager = conversation.New(conversation.Config{
+		Store:    db,
+		Senders:  map[string]chat.Sender{term.Channel: tty},
+		NoAgent:  noAgentReply,
+		Tasks:    progress.Running{Tasks: engine},
+		Resolver: reporter,
 		RoleOf: func(channel, userID string) chat.Role {
 			// The terminal is the owner's: whoever runs fetch chat on
 			// this data directory.
@@ -181,12 +202,22 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		Logger:    log,
 		IdleAfter: cfg.IdleAfter,
 	})
+	mgr := conv.Manager
 	if err := mgr.Open(ctx); err != nil {
+		return err
+	}
+	// After the manager: reconciling tasks may tell conversations.
+	if err := engine.Open(ctx); err != nil {
 		return err
 	}
 	runErr := tty.Run(ctx, stdin, mgr)
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	// The engine first, so that what it reports on closing still reaches
+	// the conversations.
+	if err := engine.Close(closeCtx); err != nil && runErr == nil {
+		runErr = err
+	}
 	if err := mgr.Close(closeCtx); err != nil && runErr == nil {
 		runErr = err
 	}

@@ -37,8 +37,10 @@ func (f *tasks) Active(context.Context, string) ([]task.Task, error) {
 	defer f.mu.Unlock()
 	return append([]task.Task(nil), f.active...), nil
 }
-func (f *tasks) List(ctx context.Context, _ task.Filter) ([]task.Task, error) { return f.Active(ctx, "") }
-func (f *tasks) Cancel(context.Context, string) error                       { return nil }
+func (f *tasks) List(ctx context.Context, _ task.Filter) ([]task.Task, error) {
+	return f.Active(ctx, "")
+}
+func (f *tasks) Cancel(context.Context, string) error { return nil }
 func (f *tasks) Respond(_ context.Context, id, answer string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
