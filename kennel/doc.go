@@ -1,0 +1,27 @@
+// Package kennel runs the coding CLIs in the Kennel: one sandbox container per
+// workspace, driven through the Docker Engine API (github.com/docker/docker
+// client, API version negotiated; the engine may be as old as 20.10).
+//
+// Containers are created on demand from Config.Image (EnsureImage explains how
+// to build it when it is missing), labelled with LabelInstance and
+// LabelWorkspace, reused while they run and recreated when they stopped or
+// died. Each is hardened: the non-root kennel user, all capabilities dropped,
+// no-new-privileges, memory/CPU/pids limits, a read-only root with tmpfs /tmp
+// and home, no environment of its own, nothing from the host but the workspace,
+// bind-mounted at its own absolute path (git worktrees record absolute paths).
+//
+// Every process runs under fetch-shim (package kennel/shim) in a process group
+// of its own, tagged with its task id: Docker can neither kill an exec nor
+// re-attach to one, so the shim records the group, tees the output to a
+// per-task log and stops the task from a second exec (Stop). Exec takes argv
+// only — nothing reaches a shell — closes stdin, demultiplexes stdout and
+// stderr into lines for a LineHandler and keeps only a bounded stderr tail.
+// After a restart, Reconcile finds this instance's containers and the tasks
+// left in them; Follow reads a task's output back to its end and Stop ends it.
+//
+// Imports: the Docker client, errgroup and kennel/shim; nothing else of Fetch.
+// Concurrency: a Kennel is safe for concurrent use. New starts nothing; Exec
+// and Follow each own one goroutine (reading the stream) for their duration,
+// Reconcile a bounded errgroup. Nothing outlives the call that started it.
+// Logging goes to the injected slog.Logger; environment values never do.
+package kennel

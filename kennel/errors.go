@@ -1,0 +1,50 @@
+package kennel
+
+import (
+	"errors"
+	"fmt"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+)
+
+// Sentinel errors. Errors returned by this package wrap them (test with
+// errors.Is) together with an operation prefix such as "kennel: exec claude:".
+var (
+	// ErrTimeout: the run outlived ExecSpec.Timeout and was stopped.
+	ErrTimeout = errors.New("run timed out")
+	// ErrImageMissing: the kennel image is not present; the error says how to
+	// build it.
+	ErrImageMissing = errors.New("kennel image missing")
+	// ErrEngineUnavailable: the Docker engine does not answer.
+	ErrEngineUnavailable = errors.New("docker engine unavailable")
+	// ErrInvalid: a spec, a task id, a workspace or the configuration is not
+	// acceptable; nothing was run.
+	ErrInvalid = errors.New("invalid argument")
+	// ErrTaskRunning: a run with the same task id is already going on in this
+	// workspace.
+	ErrTaskRunning = errors.New("task already running")
+	// ErrNoTask: the kennel has no trace of the task (never run here, forgotten,
+	// or its container is gone).
+	ErrNoTask = errors.New("no such task")
+	// ErrTaskLost: the task's wrapper was killed before it could record the
+	// exit code; the task is over but how it ended is unknown.
+	ErrTaskLost = errors.New("task exit lost")
+	// ErrShim: the in-container wrapper failed (its message is in the error).
+	ErrShim = errors.New("fetch-shim failed")
+)
+
+// classify turns a Docker error into one of ours where the caller may want to
+// branch on it, keeping the original in the chain.
+func classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case client.IsErrConnectionFailed(err):
+		return fmt.Errorf("%w: %w", ErrEngineUnavailable, err)
+	case cerrdefs.IsInvalidArgument(err):
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	default:
+		return err
+	}
+}

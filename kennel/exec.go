@@ -1,0 +1,313 @@
+package kennel
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/fetch-dev/fetch/kennel/shim"
+)
+
+// ExecSpec describes one run in the kennel.
+type ExecSpec struct {
+	Workspace string        // absolute host path of the workspace; selects the container (mounted at the same path)
+	Dir       string        // working directory inside the container (absolute); defaults to Workspace
+	Argv      []string      // argv, never through a shell
+	Env       []string      // KEY=VALUE, only what this run needs
+	TaskID    string        // non-empty: run under fetch-shim in its own process group with pid and log files, stoppable via Stop
+	Timeout   time.Duration // 0 = none; on expiry the run is stopped like Stop and Exec returns ErrTimeout (Result still filled)
+}
+
+// Result is how a run ended.
+type Result struct {
+	// ExitCode is the process's exit code; 128+n when it died of signal n;
+	// 126 or 127 when it could not be started.
+	ExitCode int
+	// StderrTail is the end of stderr (Config.StderrTail bytes at most).
+	StderrTail []byte
+	// Stopped: the run was ended by Stop, by the cancellation of its context
+	// or by its timeout.
+	Stopped bool
+	// TimedOut: the run was stopped because it outlived ExecSpec.Timeout.
+	TimedOut bool
+}
+
+// ReservedEnvPrefix starts the names of Fetch's own settings (its Discord token
+// among them); no run may be given such a variable.
+const ReservedEnvPrefix = "FETCH_"
+
+// Timing of the end of a run.
+const (
+	// restopWait is how long a stopped run's stream may stay open before the
+	// stop is repeated: a stop that raced the wrapper's start found nothing.
+	restopWait = time.Second
+	// restopAttempts bounds those repeats.
+	restopAttempts = 3
+	// exitWait bounds the wait for Docker to record an exec's exit code after
+	// its stream ended, and cleanup after a cancelled run.
+	exitWait = 10 * time.Second
+	// exitPollFirst is the first pause between those inspections; it doubles.
+	exitPollFirst = 2 * time.Millisecond
+)
+
+// Exec runs spec.Argv in the workspace's container (created on demand) and
+// streams its output to fn line by line. Every run goes through fetch-shim in
+// a process group of its own, so that it can always be stopped; without a
+// TaskID it keeps no files and cannot be named by Stop. stdin is /dev/null.
+//
+// A non-zero exit code is a Result, not an error. Errors are infrastructure
+// failures, ErrTimeout after a timeout, and the cause of ctx (wrapped) when ctx
+// was cancelled; in the last two cases the run has been stopped and Result is
+// filled.
+func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Result, error) {
+	op := "kennel: exec"
+	if len(spec.Argv) > 0 {
+		op += " " + path.Base(spec.Argv[0])
+	}
+	if err := checkSpec(spec); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	id, ephemeral := spec.TaskID, spec.TaskID == ""
+	if ephemeral {
+		id = ephemeralID()
+	}
+	dir := spec.Dir
+	if dir == "" {
+		dir = spec.Workspace
+	}
+	res, err := k.run(ctx, runSpec{
+		workspace: spec.Workspace,
+		task:      id,
+		ephemeral: ephemeral,
+		argv:      shim.RunArgv(id, ephemeral, k.cfg.Grace, spec.Argv),
+		env:       spec.Env,
+		dir:       dir,
+		timeout:   spec.Timeout,
+		create:    true,
+	}, fn)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+			// Cancelled before the run started: name the cause too.
+			err = fmt.Errorf("%w: %w", cause, err)
+		}
+		return res, fmt.Errorf("%s: %w", op, err)
+	}
+	return res, nil
+}
+
+// runSpec is a run of the shim, for Exec and Follow.
+type runSpec struct {
+	workspace string
+	task      string // the shim task id the run is stopped by
+	ephemeral bool
+	argv      []string // full argv, starting with the shim
+	env       []string
+	dir       string
+	timeout   time.Duration
+	create    bool // create the container if needed (Follow only reads)
+}
+
+// run executes a runSpec and follows it to its end.
+func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, error) {
+	live, done, err := k.startRun(rs.workspace, rs.task)
+	if err != nil {
+		return Result{}, err
+	}
+	defer done()
+	log := k.log.With(logWorkspace, rs.workspace, logTask, rs.task)
+
+	ctr, execID, err := k.createExec(ctx, rs)
+	if err != nil {
+		return Result{}, err
+	}
+	hijack, err := k.docker.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{})
+	if err != nil {
+		// The daemon may have started the process all the same.
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitWait)
+		defer cancel()
+		if stopErr := k.stopIn(cleanup, ctr, rs.task); stopErr != nil {
+			log.Warn("kennel: stop after a failed attach", logErr, stopErr)
+		}
+		return Result{}, fmt.Errorf("attach: %w", classify(err))
+	}
+	defer hijack.Close()
+
+	out := newOutput(fn, k.cfg.MaxLine, k.cfg.StderrTail)
+	copied := make(chan error, 1)
+	go func() { copied <- out.copy(hijack.Reader) }() // ends at the stream's end or when hijack is closed; waited for below
+
+	var expired <-chan time.Time
+	if rs.timeout > 0 {
+		t := time.NewTimer(rs.timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	var res Result
+	var runErr, copyErr error
+	select {
+	case copyErr = <-copied:
+	case <-ctx.Done():
+		runErr = context.Cause(ctx)
+		log.Info("kennel: run cancelled; stopping it", logErr, runErr)
+	case <-expired:
+		res.TimedOut = true
+		runErr = ErrTimeout
+		log.Info("kennel: run timed out; stopping it", "timeout", rs.timeout)
+	}
+	if runErr != nil {
+		live.stopped.Store(true)
+		copyErr = k.stopUntilEnded(context.WithoutCancel(ctx), ctr, rs.task, copied, hijack.Close)
+	}
+	if copyErr != nil && runErr == nil {
+		return res, fmt.Errorf("read output: %w", copyErr)
+	}
+
+	inspectCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitWait)
+	defer cancel()
+	code, err := k.exitCode(inspectCtx, execID)
+	if err != nil {
+		return res, errors.Join(runErr, err)
+	}
+	res.ExitCode = code
+	res.StderrTail = out.tail.bytes()
+	res.Stopped = live.stopped.Load()
+	return res, runErr
+}
+
+// createExec creates the exec, in a fresh container if the one it knew of has
+// died meanwhile.
+func (k *Kennel) createExec(ctx context.Context, rs runSpec) (ctr, execID string, err error) {
+	for attempt := 0; ; attempt++ {
+		if rs.create {
+			ctr, err = k.container(ctx, rs.workspace)
+		} else {
+			ctr, err = k.lookup(ctx, rs.workspace)
+			if err == nil && ctr == "" {
+				err = fmt.Errorf("task %s: container not running: %w", rs.task, ErrNoTask)
+			}
+		}
+		if err != nil {
+			return "", "", err
+		}
+		resp, err := k.docker.ContainerExecCreate(ctx, ctr, container.ExecOptions{
+			User:         k.cfg.User,
+			AttachStdout: true,
+			AttachStderr: true,
+			Env:          rs.env,
+			WorkingDir:   rs.dir,
+			Cmd:          rs.argv,
+		})
+		if err == nil {
+			return ctr, resp.ID, nil
+		}
+		// NotFound: the container is gone; Conflict: it is not running.
+		if (cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)) && attempt == 0 {
+			k.forget(rs.workspace, ctr)
+			continue
+		}
+		return "", "", fmt.Errorf("create exec: %w", classify(err))
+	}
+}
+
+// stopUntilEnded stops a run and waits for its stream to end, stopping again
+// if the first stop raced the wrapper's start, and closing the stream as a last
+// resort. It returns the copier's error.
+func (k *Kennel) stopUntilEnded(ctx context.Context, ctr, task string, copied <-chan error, closeStream func()) error {
+	log := k.log.With(logTask, task)
+	for range restopAttempts {
+		stopCtx, cancel := context.WithTimeout(ctx, k.cfg.Grace+exitWait)
+		err := k.stopIn(stopCtx, ctr, task)
+		cancel()
+		if err != nil {
+			log.Warn("kennel: stop failed", logErr, err)
+		}
+		t := time.NewTimer(restopWait)
+		select {
+		case err := <-copied:
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+	log.Warn("kennel: run still streaming after stop; closing its stream")
+	closeStream()
+	return <-copied
+}
+
+// exitCode waits for Docker to record the exec's exit: the stream can end a
+// moment before the daemon has reaped the process, and the API has no call
+// that waits for an exec.
+func (k *Kennel) exitCode(ctx context.Context, execID string) (int, error) {
+	pause := exitPollFirst
+	for {
+		info, err := k.docker.ContainerExecInspect(ctx, execID)
+		if err != nil {
+			return -1, fmt.Errorf("inspect exec: %w", classify(err))
+		}
+		if !info.Running {
+			return info.ExitCode, nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return -1, fmt.Errorf("inspect exec: still running: %w", ctx.Err())
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// ephemeralID names an untracked run. It only needs to be unique in its
+// container.
+func ephemeralID() string { return "exec-" + strings.ToLower(rand.Text()) }
+
+// checkSpec validates an ExecSpec before anything runs.
+func checkSpec(spec ExecSpec) error {
+	if err := checkWorkspace(spec.Workspace); err != nil {
+		return err
+	}
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return fmt.Errorf("empty argv: %w", ErrInvalid)
+	}
+	for _, a := range spec.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("argv holds a NUL byte: %w", ErrInvalid)
+		}
+	}
+	if spec.Dir != "" && (!path.IsAbs(spec.Dir) || path.Clean(spec.Dir) != spec.Dir) {
+		return fmt.Errorf("dir %q: want an absolute, clean path: %w", spec.Dir, ErrInvalid)
+	}
+	if spec.TaskID != "" {
+		if err := checkTaskID(spec.TaskID); err != nil {
+			return err
+		}
+	}
+	if spec.Timeout < 0 {
+		return fmt.Errorf("negative timeout: %w", ErrInvalid)
+	}
+	for _, kv := range spec.Env {
+		key, _, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || key == "" || strings.ContainsAny(key, "\x00 ") || strings.IndexByte(kv, 0) >= 0:
+			return fmt.Errorf("env entry %q: want KEY=VALUE: %w", key, ErrInvalid)
+		case strings.HasPrefix(key, ReservedEnvPrefix):
+			return fmt.Errorf("env %s: the %s prefix is Fetch's own: %w", key, ReservedEnvPrefix, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+func checkTaskID(id string) error {
+	if !shim.ValidTaskID(id) {
+		return fmt.Errorf("task id %q: want 1-128 of [A-Za-z0-9._-], starting with a letter or digit: %w", id, ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package kennel
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// Stream tells stdout from stderr.
+type Stream int
+
+// Streams.
+const (
+	Stdout Stream = 1
+	Stderr Stream = 2
+)
+
+func (s Stream) String() string {
+	switch s {
+	case Stdout:
+		return "stdout"
+	case Stderr:
+		return "stderr"
+	default:
+		return "stream?"
+	}
+}
+
+// LineHandler receives output line by line (without the trailing newline),
+// sequentially from one goroutine; the slice is valid only during the call.
+// Over-long lines are split at a bounded size (Config.MaxLine).
+type LineHandler func(stream Stream, line []byte)
+
+// output demultiplexes an exec's stream into lines for a LineHandler and keeps
+// the tail of stderr. Its memory is bounded by two line buffers and the tail.
+type output struct {
+	stdout, stderr lineSplitter
+	tail           ring
+}
+
+func newOutput(fn LineHandler, maxLine, tail int) *output {
+	if fn == nil {
+		fn = func(Stream, []byte) {}
+	}
+	return &output{
+		stdout: lineSplitter{stream: Stdout, fn: fn, max: maxLine},
+		stderr: lineSplitter{stream: Stderr, fn: fn, max: maxLine},
+		tail:   ring{max: tail},
+	}
+}
+
+// copy reads a multiplexed stream (Docker's stdcopy framing) to its end and
+// delivers the last, unterminated lines.
+func (o *output) copy(r io.Reader) error {
+	_, err := stdcopy.StdCopy(&o.stdout, io.MultiWriter(&o.stderr, &o.tail), r)
+	o.stdout.flush()
+	o.stderr.flush()
+	return err
+}
+
+// lineSplitter is an io.Writer that calls fn for every line. A line longer than
+// max is delivered in pieces of max bytes.
+type lineSplitter struct {
+	stream Stream
+	fn     LineHandler
+	max    int
+	buf    []byte // the start of a line not yet terminated
+}
+
+func (l *lineSplitter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.add(p)
+			break
+		}
+		if len(l.buf) == 0 && i <= l.max {
+			l.fn(l.stream, p[:i]) // whole line in p: no copy
+		} else {
+			l.add(p[:i])
+			l.emit()
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// add appends to the pending line, delivering full pieces of max bytes when it
+// would grow beyond max.
+func (l *lineSplitter) add(p []byte) {
+	for len(l.buf)+len(p) > l.max {
+		room := l.max - len(l.buf)
+		l.buf = append(l.buf, p[:room]...)
+		p = p[room:]
+		l.emit()
+	}
+	l.buf = append(l.buf, p...)
+}
+
+func (l *lineSplitter) emit() {
+	l.fn(l.stream, l.buf)
+	l.buf = l.buf[:0]
+}
+
+// flush delivers an unterminated last line.
+func (l *lineSplitter) flush() {
+	if len(l.buf) > 0 {
+		l.emit()
+	}
+}
+
+// ring keeps the last max bytes written to it.
+type ring struct {
+	max   int
+	buf   []byte
+	start int // index of the oldest byte once buf is full
+}
+
+func (r *ring) Write(p []byte) (int, error) {
+	n := len(p)
+	if r.max <= 0 {
+		return n, nil
+	}
+	if len(p) >= r.max {
+		r.buf = append(r.buf[:0], p[len(p)-r.max:]...)
+		r.start = 0
+		return n, nil
+	}
+	if room := r.max - len(r.buf); room > 0 {
+		k := min(room, len(p))
+		r.buf = append(r.buf, p[:k]...)
+		p = p[k:]
+	}
+	for len(p) > 0 { // full: overwrite the oldest bytes
+		k := copy(r.buf[r.start:], p)
+		p = p[k:]
+		r.start = (r.start + k) % r.max
+	}
+	return n, nil
+}
+
+// bytes returns a copy of the kept bytes, oldest first.
+func (r *ring) bytes() []byte {
+	out := make([]byte, 0, len(r.buf))
+	out = append(out, r.buf[r.start:]...)
+	return append(out, r.buf[:r.start]...)
+}

@@ -1,0 +1,226 @@
+package shim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"time"
+)
+
+// Command names.
+const (
+	CmdRun    = "run"
+	CmdStop   = "stop"
+	CmdStatus = "status"
+	CmdPs     = "ps"
+	CmdLog    = "log"
+	CmdForget = "forget"
+)
+
+// Exit codes of the control commands (stop, status, ps, log, forget). run exits
+// with the child's code, or ExitShimFailed, ExitNotExecutable, ExitNotFound.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the command failed; stderr says why
+	ExitUsage  = 2
+	ExitNoLog  = 3 // log: the task has no log (unknown, ephemeral or forgotten)
+	ExitBusy   = 4 // forget: the task is still running
+)
+
+// RunArgv is the argv that runs argv as task id under the shim.
+func RunArgv(id string, ephemeral bool, grace time.Duration, argv []string) []string {
+	out := []string{Path, CmdRun, "--task", id, "--grace", grace.String()}
+	if ephemeral {
+		out = append(out, "--ephemeral")
+	}
+	return append(append(out, "--"), argv...)
+}
+
+// StopArgv is the argv that stops task id.
+func StopArgv(id string, grace time.Duration) []string {
+	return []string{Path, CmdStop, "--task", id, "--grace", grace.String()}
+}
+
+// StatusArgv is the argv that prints task id's TaskInfo as JSON.
+func StatusArgv(id string) []string { return []string{Path, CmdStatus, "--task", id} }
+
+// PsArgv is the argv that prints one TaskInfo (JSON) per line for every task
+// with files or live processes.
+func PsArgv() []string { return []string{Path, CmdPs} }
+
+// LogArgv is the argv that replays task id's log (and follows it to its end).
+func LogArgv(id string, follow bool) []string {
+	out := []string{Path, CmdLog, "--task", id}
+	if follow {
+		out = append(out, "--follow")
+	}
+	return out
+}
+
+// ForgetArgv is the argv that removes the files of finished task id.
+func ForgetArgv(id string) []string { return []string{Path, CmdForget, "--task", id} }
+
+const usage = `usage:
+  fetch-shim run    --task ID [--ephemeral] [--grace D] -- argv...
+  fetch-shim stop   --task ID [--grace D]
+  fetch-shim status --task ID
+  fetch-shim ps
+  fetch-shim log    --task ID [--follow]
+  fetch-shim forget --task ID
+`
+
+// Main runs the program with args (without the program name) and returns its
+// exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	cmd := args[0]
+	flags := flag.NewFlagSet("fetch-shim "+cmd, flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	dir := flags.String("state", StateDir, "directory of the per-task files")
+	var id *string
+	if cmd != CmdPs {
+		id = flags.String("task", "", "task id")
+	}
+	var grace *time.Duration
+	if cmd == CmdRun || cmd == CmdStop {
+		grace = flags.Duration("grace", DefaultGrace, "time from SIGINT to SIGKILL")
+	}
+	ephemeral := false
+	if cmd == CmdRun {
+		flags.BoolVar(&ephemeral, "ephemeral", false, "keep no log and remove the task's files at the end")
+	}
+	follow := false
+	if cmd == CmdLog {
+		flags.BoolVar(&follow, "follow", false, "keep reading until the task ends")
+	}
+	if !slices.Contains([]string{CmdRun, CmdStop, CmdStatus, CmdPs, CmdLog, CmdForget}, cmd) {
+		fmt.Fprintf(stderr, "fetch-shim: unknown command %q\n%s", cmd, usage)
+		return ExitUsage
+	}
+	if err := flags.Parse(args[1:]); err != nil {
+		return usageCode(cmd)
+	}
+	if id != nil && !ValidTaskID(*id) {
+		fmt.Fprintf(stderr, "fetch-shim: invalid task id %q\n", *id)
+		return usageCode(cmd)
+	}
+	if grace != nil && *grace < 0 {
+		fmt.Fprintf(stderr, "fetch-shim: negative grace %v\n", *grace)
+		return usageCode(cmd)
+	}
+	if cmd != CmdRun && flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "fetch-shim: unexpected arguments %q\n", flags.Args())
+		return ExitUsage
+	}
+
+	switch cmd {
+	case CmdRun:
+		if flags.NArg() == 0 {
+			fmt.Fprintf(stderr, "fetch-shim: run: no command\n")
+			return ExitShimFailed
+		}
+		return runTask(ctx, runOptions{dir: *dir, id: *id, ephemeral: ephemeral, grace: *grace, argv: flags.Args()}, stdout, stderr)
+	case CmdStop:
+		return report(stderr, cmd, stopTask(ctx, *dir, *id, *grace))
+	case CmdStatus:
+		return report(stderr, cmd, printStatus(*dir, *id, stdout))
+	case CmdPs:
+		return report(stderr, cmd, printPs(*dir, stdout))
+	case CmdLog:
+		err := replayLog(ctx, *dir, *id, follow, stdout, stderr)
+		if errors.Is(err, errNoLog) {
+			fmt.Fprintf(stderr, "fetch-shim: log: task %s: %v\n", *id, err)
+			return ExitNoLog
+		}
+		return report(stderr, cmd, err)
+	case CmdForget:
+		err := forget(*dir, *id)
+		if errors.Is(err, errTaskBusy) {
+			fmt.Fprintf(stderr, "fetch-shim: forget: task %s: %v\n", *id, err)
+			return ExitBusy
+		}
+		return report(stderr, cmd, err)
+	}
+	return ExitUsage // not reached: cmd was checked above
+}
+
+func usageCode(cmd string) int {
+	if cmd == CmdRun {
+		return ExitShimFailed
+	}
+	return ExitUsage
+}
+
+func report(stderr io.Writer, cmd string, err error) int {
+	if err != nil {
+		fmt.Fprintf(stderr, "fetch-shim: %s: %v\n", cmd, err)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func printStatus(dir, id string, stdout io.Writer) error {
+	procs, err := scanProcs("/proc")
+	if err != nil {
+		return err
+	}
+	ti, err := task{dir: dir, id: id}.info(procs)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(ti)
+}
+
+// printPs prints every task that has files, and every task id found only as a
+// tag on live processes (their files were removed, or their runner never
+// wrote any).
+func printPs(dir string, stdout io.Writer) error {
+	procs, err := scanProcs("/proc")
+	if err != nil {
+		return err
+	}
+	ids, err := knownTasks(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range procs {
+		if p.tag != "" && ValidTaskID(p.tag) && p.state != 'Z' && !slices.Contains(ids, p.tag) {
+			ids = append(ids, p.tag)
+		}
+	}
+	slices.Sort(ids)
+	enc := json.NewEncoder(stdout)
+	for _, id := range ids {
+		ti, err := task{dir: dir, id: id}.info(procs)
+		if err != nil {
+			return err
+		}
+		if err := enc.Encode(ti); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forget removes the files of a task that is not running.
+func forget(dir, id string) error {
+	t := task{dir: dir, id: id}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	lock, err := t.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	return t.remove(pidSuffix, logSuffix, exitSuffix, stopSuffix, lockSuffix)
+}

@@ -1,0 +1,226 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Exit codes of run when the child could not be run, as a shell reports them.
+const (
+	ExitShimFailed    = 125 // the shim itself failed (bad arguments, state dir, busy task)
+	ExitNotExecutable = 126
+	ExitNotFound      = 127
+)
+
+// drainTimeout bounds how long the runner keeps copying output after the task's
+// processes are gone: a process that left the task without its tag may still
+// hold the pipes.
+const drainTimeout = 2 * time.Second
+
+// forwarded are the signals run passes on to the child's process group.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+type runOptions struct {
+	dir       string
+	id        string
+	ephemeral bool
+	grace     time.Duration
+	argv      []string
+}
+
+// runTask is the run command. It returns the exit code for the shim to exit
+// with; messages about the shim's own failures go to stderr.
+func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
+	t := task{dir: o.dir, id: o.id}
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "fetch-shim: "+format+"\n", args...)
+		return ExitShimFailed
+	}
+	if err := t.ensureDir(); err != nil {
+		return fail("%v", err)
+	}
+	lock, err := t.lock()
+	if err != nil {
+		return fail("task %s: %v", o.id, err)
+	}
+	defer lock.Close() // for the early returns; closed explicitly below
+	if err := t.remove(pidSuffix, logSuffix, exitSuffix, stopSuffix); err != nil {
+		return fail("task %s: clear old files: %v", o.id, err)
+	}
+	var lw *logWriter
+	if !o.ephemeral {
+		f, err := os.OpenFile(t.path(logSuffix), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if err != nil {
+			return fail("task %s: log: %v", o.id, err)
+		}
+		lw = &logWriter{f: f}
+	}
+	code, exitErr := runChild(ctx, t, o, lw, stdout, stderr)
+	rec := ExitRecord{Code: code, Stopped: t.stopRequested(), Ended: time.Now()}
+	if exitErr != nil {
+		rec.Error = exitErr.Error()
+		fmt.Fprintf(stderr, "fetch-shim: %v\n", exitErr)
+	}
+	if o.ephemeral {
+		if err := t.remove(pidSuffix, exitSuffix, stopSuffix, lockSuffix); err != nil {
+			fmt.Fprintf(stderr, "fetch-shim: task %s: remove files: %v\n", o.id, err)
+		}
+	} else if err := t.writeExit(rec); err != nil {
+		fmt.Fprintf(stderr, "fetch-shim: task %s: record exit: %v\n", o.id, err)
+	}
+	// Order matters for followers: exit recorded, then unlock, then the log's
+	// close (its IN_CLOSE_WRITE tells a follower the run is over).
+	lock.Close()
+	if lw != nil {
+		lw.f.Close()
+	}
+	return code
+}
+
+// runChild starts the child, relays signals and output, and cleans up after it.
+// The error is set only when the child could not be started.
+func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, stdout, stderr io.Writer) (int, error) {
+	cmd := exec.Command(o.argv[0], o.argv[1:]...)
+	cmd.Env = append(withoutEnv(os.Environ(), TagEnv), TagEnv+"="+o.id)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// cmd.Stdin stays nil: the child reads /dev/null.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return ExitShimFailed, fmt.Errorf("pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return ExitShimFailed, fmt.Errorf("pipe: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+
+	// Relay before starting, so that no signal is lost in between. Go resets
+	// caught signals to their defaults in the child. SIGPIPE is caught too so
+	// that a vanished reader of our stdout does not kill the runner.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	signal.Notify(sigs, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+
+	startErr := cmd.Start()
+	outW.Close()
+	errW.Close()
+	if startErr != nil {
+		outR.Close()
+		errR.Close()
+		return startCode(startErr), fmt.Errorf("start %q: %w", o.argv[0], startErr)
+	}
+	pgid := cmd.Process.Pid
+	if err := t.writePid(PidRecord{PGID: pgid, Runner: os.Getpid(), Ephemeral: o.ephemeral, Started: time.Now()}); err != nil {
+		fmt.Fprintf(stderr, "fetch-shim: task %s: record pid: %v\n", o.id, err)
+	}
+
+	var copiers sync.WaitGroup
+	copiers.Go(func() { copyOutput(outR, Stdout, lw, stdout) })
+	copiers.Go(func() { copyOutput(errR, Stderr, lw, stderr) })
+
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(waited) }() // ends when the child does; waited for below
+relay:
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGPIPE {
+				continue
+			}
+			kill(-pgid, sig.(syscall.Signal))
+		case <-waited:
+			break relay
+		}
+	}
+	code := exitCode(cmd.ProcessState)
+
+	// The leader is gone; whatever is left of the task goes too.
+	tg := target{pgid: pgid, tag: o.id, exclude: []int{os.Getpid()}}
+	if err := sweep(ctx, "/proc", tg, o.grace); err != nil {
+		fmt.Fprintf(stderr, "fetch-shim: task %s: clean up: %v\n", o.id, err)
+	}
+	drained := make(chan struct{})
+	go func() { copiers.Wait(); close(drained) }()
+	timer := time.NewTimer(drainTimeout)
+	defer timer.Stop()
+	select {
+	case <-drained:
+	case <-timer.C:
+		// Something outside the task holds the pipes; closing our ends
+		// ends the copiers' reads.
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+	return code, nil
+}
+
+// copyOutput copies one of the child's streams to the log and to w until EOF.
+// A failing w (the exec's reader went away) does not stop the log.
+func copyOutput(r io.Reader, s Stream, lw *logWriter, w io.Writer) {
+	buf := make([]byte, copyBuffer)
+	wOK := true
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if lw != nil {
+				_ = lw.writeFrame(s, buf[:n]) // a full /tmp must not stop the live stream
+			}
+			if wOK {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					wOK = false
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return ExitShimFailed
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func startCode(err error) int {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return ExitNotFound
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return ExitNotExecutable
+	default:
+		return ExitShimFailed
+	}
+}
+
+// withoutEnv drops key from env (a shim run inside a task gets its own tag).
+func withoutEnv(env []string, key string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
