@@ -13,6 +13,28 @@ import (
 	"testing"
 )
 
+// HarnessRepo is the repository name of the harness test image; the tag is a
+// hash of the kennel test image and the fake CLI.
+const HarnessRepo = "fetch-kennel-harness"
+
+// HarnessImage returns the kennel test image (KennelImage) with the scripted
+// fake CLI installed under every name of FakeCLINames in /usr/local/bin. It
+// is built once per content (see KennelLayer) and reused across test
+// processes.
+func HarnessImage(t testing.TB) string {
+	t.Helper()
+	base := KennelImage(t)
+	data, err := os.ReadFile(FakeCLI(t))
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	var files []ImageFile
+	for _, name := range FakeCLINames() {
+		files = append(files, ImageFile{Path: "/usr/local/bin/" + name, Mode: 0o755, Data: data})
+	}
+	return KennelLayer(t, base, HarnessRepo, files)
+}
+
 // FakeCLINames are the program names the scripted coding CLI
 // (internal/testkit/fakecli) answers to: those of the CLIs Fetch drives.
 func FakeCLINames() []string {

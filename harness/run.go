@@ -1,0 +1,84 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+// Runner executes commands in the kennel. *kennel.Kennel implements it.
+type Runner interface {
+	Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.LineHandler) (kennel.Result, error)
+}
+
+// Run runs task with adapter's CLI through runner and returns how it ended.
+//
+// Before the run it snapshots the work tree with git; it then starts the CLI
+// under the task's id (so that kennel.Stop reaches it) with the adapter's
+// argv and environment only, feeds stdout to the adapter's parser and calls
+// onEvent (which may be nil) for every event, in order, from the runner's
+// line callback. After the CLI ended, however it ended, it snapshots the work
+// tree again and emits one file_changed event per file that changed.
+//
+// A run that the CLI failed, that timed out or that was stopped is an
+// Outcome, not an error. Errors are infrastructure failures: an invalid
+// task, git failing, the runner failing, or ctx ending (then the Outcome is
+// filled as far as it is known, with Stopped set).
+func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds Credentials, onEvent func(Event)) (Outcome, error) {
+	name := adapter.Name()
+	inv, err := adapter.Invocation(task, creds)
+	if err != nil {
+		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)
+	}
+	repo := gitRepo{runner: runner, workspace: task.Workspace, dir: task.dir(), taskID: task.ID}
+	before, err := repo.snapshot(ctx)
+	if err != nil {
+		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: snapshot before: %w", name, err)
+	}
+
+	s := newStream(adapter.NewParser(task), onEvent)
+	spec := kennel.ExecSpec{
+		Workspace: task.Workspace,
+		Dir:       task.dir(),
+		Argv:      inv.Argv,
+		Env:       inv.Env,
+		TaskID:    task.ID,
+		Timeout:   task.Timeout,
+	}
+	res, execErr := runner.Exec(ctx, spec, func(stream kennel.Stream, line []byte) {
+		if stream == kennel.Stdout {
+			s.line(line)
+		}
+	})
+	s.flush()
+	timedOut := res.TimedOut || errors.Is(execErr, kennel.ErrTimeout)
+	if execErr != nil && !timedOut && ctx.Err() == nil {
+		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: exec: %w", name, execErr)
+	}
+	o := s.tally.outcome(end{
+		exitCode:   res.ExitCode,
+		stderrTail: string(res.StderrTail),
+		timedOut:   timedOut,
+		timeout:    task.Timeout,
+		stopped:    res.Stopped || ctx.Err() != nil,
+	})
+
+	// The work tree is measured even when the run was stopped or ctx ended:
+	// the CLI may have changed files before that.
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gitTimeout)
+	defer cancel()
+	files, err := repo.changes(gctx, before)
+	if err != nil {
+		return o, fmt.Errorf("harness: run %s: changes: %w", name, err)
+	}
+	o.Files = files
+	for _, f := range files {
+		s.emit(Event{Kind: KindFileChanged, Path: f.Path, Change: f.Change, Added: f.Added, Removed: f.Removed, Git: true})
+	}
+	if ctx.Err() != nil {
+		return o, fmt.Errorf("harness: run %s: %w", name, context.Cause(ctx))
+	}
+	return o, nil
+}
