@@ -107,9 +107,10 @@ type Config struct {
 	PatchDir string
 	// Observer is told of updates; nil when nobody listens.
 	Observer Observer
-	// Adopt: Open follows runs left by processes that died (fetch chat,
-	// fetch serve, fetch task run --wait). Short-lived commands leave them
-	// and only settle runs that ended.
+	// Adopt is for the long-lived processes (fetch chat, fetch serve): Open
+	// follows the runs that processes which died left, and queued tasks
+	// are started whenever a slot frees. Without it, an engine runs only
+	// the tasks it is asked to (Create, Start, Wait, Respond).
 	Adopt  bool
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil); NewID makes task ids.
@@ -139,7 +140,9 @@ type Engine struct {
 
 // run is a task this process follows.
 type run struct {
-	done chan struct{}
+	// cancel stops the run (with errCancelled for a Cancel).
+	cancel context.CancelCauseFunc
+	done   chan struct{}
 }
 
 // New builds an Engine; it starts nothing (see Open).
@@ -167,7 +170,7 @@ func New(cfg Config) *Engine {
 	if newID == nil {
 		newID = randomID
 	}
-	return &Engine{cfg: cfg, store: cfg.Store, db: cfg.Store.SQL(), log: cfg.Logger, now: now, newID: newID, owner: selfOwner(), runs: map[string]*run{}}
+	return &Engine{cfg: cfg, store: cfg.Store, db: cfg.Store.SQL(), log: cfg.Logger, now: now, newID: newID, owner: newOwner(), runs: map[string]*run{}}
 }
 
 // randomID is eight hex digits: short enough to type, valid as a file
@@ -189,6 +192,9 @@ func (e *Engine) Open(ctx context.Context) error {
 	}
 	e.ctx, e.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	e.mu.Unlock()
+	if !e.cfg.Adopt {
+		return nil
+	}
 	if err := e.reconcile(ctx); err != nil {
 		return fmt.Errorf("task: open: %w", err)
 	}
@@ -231,7 +237,7 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	if _, err := e.cfg.Harnesses.Get(name); err != nil {
 		return Task{}, fmt.Errorf("task: create: unknown harness %q (have %v): %w", req.Harness, e.cfg.Harnesses.Names(), ErrInvalid)
 	}
-	if err := validateGoal(req.Goal); err != nil {
+	if err := ValidateGoal(req.Goal); err != nil {
 		return Task{}, fmt.Errorf("task: create: %w", err)
 	}
 	if err := workspace.ValidateName(req.Workspace); err != nil {
@@ -350,7 +356,9 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 			return fmt.Errorf("task: cancel: %w", err)
 		}
 		e.notify(ctx, Update{Kind: Ended, Task: t})
-		e.startQueued(ctx)
+		if e.cfg.Adopt {
+			e.startQueued(ctx)
+		}
 		return nil
 	case Running:
 	default:
@@ -359,20 +367,26 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 	if _, err := e.db.ExecContext(ctx, "UPDATE "+tasksTable+" SET cancel_requested = 1 WHERE id = ?", id); err != nil {
 		return fmt.Errorf("task: cancel %s: %w", id, err)
 	}
-	if t.RunID != "" {
-		if err := e.cfg.Runner.Stop(ctx, e.harnessTask(t)); err != nil {
-			return fmt.Errorf("task: cancel %s: %w", id, err)
-		}
-	}
-	// A run followed here or by another live process ends cancelled there.
-	// A run nobody follows is settled here.
+	// A run followed here is stopped through its context: the kennel then
+	// stops it even when the stop races its start.
 	if r := e.local(id); r != nil {
+		r.cancel(errCancelled)
 		select {
 		case <-r.done:
 		case <-ctx.Done():
 			return fmt.Errorf("task: cancel %s: %w", id, context.Cause(ctx))
 		}
 		return nil
+	}
+	// Another process's run is stopped in the kennel; that process sees
+	// the flag (also before it starts a run) and records the end.
+	if t, err = e.Get(ctx, id); err != nil {
+		return err
+	}
+	if t.RunID != "" {
+		if err := e.cfg.Runner.Stop(ctx, e.harnessTask(t)); err != nil {
+			return fmt.Errorf("task: cancel %s: %w", id, err)
+		}
 	}
 	if t.Owner != "" && t.Owner != e.owner && ownerAlive(t.Owner) {
 		return nil
@@ -383,7 +397,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 // Respond answers the question a waiting task asked and resumes the
 // harness's session with the answer.
 func (e *Engine) Respond(ctx context.Context, id, answer string) error {
-	if err := validateGoal(answer); err != nil {
+	if err := ValidateGoal(answer); err != nil {
 		return fmt.Errorf("task: respond: answer: %w", err)
 	}
 	if !e.isOpen() {
@@ -404,6 +418,11 @@ func (e *Engine) Respond(ctx context.Context, id, answer string) error {
 	return nil
 }
 
+// crossProcessPoll is how often Wait looks at a task that another process
+// runs or that waits in the queue: SQLite tells no one of another
+// process's writes, so that case is polled.
+const crossProcessPoll = time.Second
+
 // Wait blocks until the task is terminal or waits for an answer, and
 // returns it.
 func (e *Engine) Wait(ctx context.Context, id string) (Task, error) {
@@ -415,15 +434,29 @@ func (e *Engine) Wait(ctx context.Context, id string) (Task, error) {
 		if t.State.Terminal() || t.State == WaitingInput {
 			return t, nil
 		}
-		r := e.local(id)
-		if r == nil {
-			return t, fmt.Errorf("task: wait %s: it is %s and not followed by this process", id, t.State)
+		if t.State == Queued && e.isOpen() {
+			// Waiting for a queued task means running it once it can.
+			started, err := e.claimQueued(ctx, t)
+			if err != nil {
+				return t, fmt.Errorf("task: wait %s: %w", id, err)
+			}
+			if started.State == Running {
+				e.follow(started, false)
+			}
 		}
+		var done <-chan struct{}
+		if r := e.local(id); r != nil {
+			done = r.done
+		}
+		poll := time.NewTimer(crossProcessPoll)
 		select {
-		case <-r.done:
+		case <-done:
+		case <-poll.C:
 		case <-ctx.Done():
+			poll.Stop()
 			return t, fmt.Errorf("task: wait %s: %w", id, context.Cause(ctx))
 		}
+		poll.Stop()
 	}
 }
 
@@ -440,9 +473,9 @@ func (e *Engine) notify(ctx context.Context, u Update) {
 }
 
 // startQueued starts queued tasks whose workspace is free, oldest first,
-// while the parallel limit allows.
+// while the parallel limit allows. Only an adopting engine does.
 func (e *Engine) startQueued(ctx context.Context) {
-	if !e.isOpen() {
+	if !e.isOpen() || !e.cfg.Adopt {
 		return
 	}
 	queued, err := e.list(ctx, Filter{States: []State{Queued}, Limit: 1000})

@@ -35,5 +35,6 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 
 // causes of a run's end that are not the harness's own.
 var (
-	errDetached = errors.New("task engine closed")
+	errDetached  = errors.New("task engine closed")
+	errCancelled = errors.New("cancelled by the owner")
 )

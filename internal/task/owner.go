@@ -7,24 +7,26 @@ import (
 	"strings"
 )
 
-// An owner names a Fetch process that follows a task's run: "pid:start",
+// An owner names the engine that follows a task's run: "pid:start:nonce",
 // where start is the process's start time in clock ticks since boot
 // (/proc/PID/stat), so that a recycled pid is not taken for the process
-// that died. Fetch processes sharing a data directory share a pid
-// namespace (the same host, or the same container).
+// that died, and nonce tells apart engines in one process. Fetch
+// processes sharing a data directory share a pid namespace (the same
+// host, or the same container).
 
-// selfOwner names this process.
-func selfOwner() string {
+// newOwner names a new engine of this process.
+func newOwner() string {
 	pid := os.Getpid()
-	return fmt.Sprintf("%d:%s", pid, processStart(pid))
+	return fmt.Sprintf("%d:%s:%s", pid, processStart(pid), randomID())
 }
 
 // ownerAlive reports whether the process an owner names still runs.
 func ownerAlive(owner string) bool {
-	pidStr, start, ok := strings.Cut(owner, ":")
+	pidStr, rest, ok := strings.Cut(owner, ":")
 	if !ok {
 		return false
 	}
+	start, _, _ := strings.Cut(rest, ":")
 	pid, err := strconv.Atoi(pidStr)
 	if err != nil || pid <= 0 {
 		return false

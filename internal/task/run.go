@@ -44,9 +44,9 @@ func (e *Engine) follow(t Task, attach bool) {
 		e.mu.Unlock()
 		return
 	}
-	r := &run{done: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(e.ctx)
+	r := &run{cancel: cancel, done: make(chan struct{})}
 	e.runs[t.ID] = r
-	ctx := e.ctx
 	e.wg.Add(1)
 	e.mu.Unlock()
 	go func() {
@@ -55,6 +55,7 @@ func (e *Engine) follow(t Task, attach bool) {
 			e.mu.Lock()
 			delete(e.runs, t.ID)
 			e.mu.Unlock()
+			cancel(nil)
 			close(r.done)
 		}()
 		ended := e.drive(ctx, t, attach)
@@ -140,6 +141,10 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		// The kennel stops a run whose follower goes away.
 		log.Info("engine closed while the task ran; its run was stopped")
 		return e.finish(cctx, cur, Cancelled, "stopped: Fetch shut down while it ran", &out)
+	}
+	if errors.Is(context.Cause(ctx), errCancelled) {
+		// Cancel stopped the run through its context.
+		cur.CancelRequested, err = true, nil
 	}
 	if err != nil && !errors.Is(err, ErrGone) {
 		log.Error("run", "err", err)
@@ -358,10 +363,11 @@ func (w *eventWriter) write(batch []harness.Event) {
 	if err != nil {
 		w.e.log.Error("append task events", "task", w.task.ID, "err", err)
 	}
-	for i := range batch {
-		if batch[i].Kind == harness.KindRaw && strings.TrimSpace(batch[i].Text) == "" {
+	for _, ev := range batch {
+		if ev.Kind == harness.KindRaw && strings.TrimSpace(ev.Text) == "" {
 			continue
 		}
-		w.e.notify(w.ctx, Update{Kind: Progress, Task: w.task, Event: &batch[i]})
+		// A copy: the batch is reused, an observer may keep the event.
+		w.e.notify(w.ctx, Update{Kind: Progress, Task: w.task, Event: &ev})
 	}
 }

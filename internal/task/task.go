@@ -100,8 +100,8 @@ func (t Task) worktree() workspace.Worktree {
 	return workspace.Worktree{Workspace: t.Workspace, Path: t.Worktree, Branch: t.Branch, Base: t.Base, BaseBranch: t.BaseBranch}
 }
 
-// validateGoal checks a goal's length and content.
-func validateGoal(goal string) error {
+// ValidateGoal checks a goal's length and content.
+func ValidateGoal(goal string) error {
 	switch n := utf8.RuneCountInString(goal); {
 	case strings.TrimSpace(goal) == "":
 		return fmt.Errorf("the goal is empty: %w", ErrInvalid)

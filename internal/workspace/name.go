@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // MaxNameLen is the longest workspace name.
@@ -19,6 +20,8 @@ func ValidateName(name string) error {
 		return fmt.Errorf("workspace name is empty: %w", ErrInvalidName)
 	case len(name) > MaxNameLen:
 		return fmt.Errorf("workspace name is %d characters long, the limit is %d: %w", len(name), MaxNameLen, ErrInvalidName)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("workspace name %q contains a path separator (it is a name, not a path): %w", name, ErrInvalidName)
 	case name[0] == '.':
 		return fmt.Errorf("workspace name %q starts with a dot: %w", name, ErrInvalidName)
 	case !namePattern.MatchString(name):
