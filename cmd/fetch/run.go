@@ -179,10 +179,11 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	// asks the engine (through the reporter's adapters), the engine tells
 	// the reporter. conv is filled in once the manager exists.
 	conv := &struct{ *conversation.Manager }{}
-	engine, err := newEngine(ctx, cfg, db, log, true)
+	engine, release, err := newEngine(cfg, db, log, true)
 	if err != nil {
 		return err
 	}
+	defer release()
 	reporter := progress.New(progress.Config{Chat: conv, Store: db, Tasks: engine, Logger: log})
 	engine.Observe(reporter)
 	conv.Manager = conversation.New(conversation.Config{
