@@ -152,3 +152,30 @@ func TestTaskCommandsBadInput(t *testing.T) {
 		t.Fatalf("tasks after refused commands: %d, %v", n, err)
 	}
 }
+
+// TestTaskRunDetached: without --wait, fetch task run prints the id and
+// returns; a worker process runs the task to its end.
+func TestTaskRunDetached(t *testing.T) {
+	vars := taskVars(t)
+	t.Setenv(asFetchEnv, "1") // the worker is this test binary
+	code, out, errs := runFetch(t, vars, "", "task", "run", "--workspace", "app", "a quick one")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, show, _ := runFetch(t, vars, "", "task", "show", "--json", id)
+		var got task.Task
+		if err := json.Unmarshal([]byte(show), &got); err != nil {
+			t.Fatalf("show %s: %v\n%s", id, err, show)
+		}
+		if got.State == task.Succeeded {
+			break
+		}
+		if got.State.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("task = %+v", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -148,7 +148,7 @@ func (e *Engine) save(ctx context.Context, t Task, from State, reason string) er
 	files, _ := json.Marshal(orEmpty(t.Files))
 	commits, _ := json.Marshal(orEmpty(t.Commits))
 	t.UpdatedAt = e.now()
-	err := e.store.Tx(ctx, func(tx *sql.Tx) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE `+tasksTable+` SET state = ?, worktree = ?, branch = ?, base = ?, base_branch = ?,
 			session_id = ?, question = ?, answer = ?, run_id = ?, runs = ?, summary = ?, error = ?, exit_code = ?, stderr_tail = ?,
 			files = ?, commits = ?, patch = ?, patch_path = ?, cost_usd = ?, timed_out = ?, owner = ?, started_at = ?, run_started_at = ?, ended_at = ?, updated_at = ?
@@ -202,4 +202,32 @@ func appendState(ctx context.Context, tx *sql.Tx, id string, at time.Time, from,
 func isBusyConflict(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
+}
+
+// tx runs fn in a transaction. Other writers (other tasks, other Fetch
+// processes) may hold the database longer than its busy timeout; then the
+// transaction is retried, a few times, rather than given up.
+func (e *Engine) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	backoff := writeBackoff
+	for attempt := 1; ; attempt++ {
+		err := e.store.Tx(ctx, fn)
+		if err == nil || !isLocked(err) || attempt == maxWriteAttempts {
+			return err
+		}
+		e.log.Warn("database busy; retrying", "attempt", attempt)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// isLocked tells an error of a database busy with another writer.
+func isLocked(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }

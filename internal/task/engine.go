@@ -255,7 +255,8 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 		Harness: string(name), State: Queued, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
 	}
 	t.Branch = workspace.BranchPrefix + t.ID
-	err := e.store.Tx(ctx, func(tx *sql.Tx) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		t.State, t.StartedAt, t.Owner = Queued, time.Time{}, ""
 		var holder string
 		var holderState State
 		err := tx.QueryRowContext(ctx, "SELECT id, state FROM "+tasksTable+" WHERE workspace = ? AND state IN ('running', 'waiting_input')", t.Workspace).Scan(&holder, &holderState)
@@ -500,7 +501,9 @@ func (e *Engine) startQueued(ctx context.Context) {
 // a slot is, in one transaction.
 func (e *Engine) claimQueued(ctx context.Context, t Task) (Task, error) {
 	now := e.now()
-	err := e.store.Tx(ctx, func(tx *sql.Tx) error {
+	queued := t
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		t = queued
 		var busy, running int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+tasksTable+" WHERE workspace = ? AND state IN ('running', 'waiting_input')", t.Workspace).Scan(&busy); err != nil {
 			return err

@@ -22,7 +22,13 @@ import (
 const eventBuffer = 256
 
 // maxBatch bounds the events written in one transaction.
-const maxBatch = 256
+const maxBatch = 64
+
+// Retrying a batch of events the database refused as busy.
+const (
+	maxWriteAttempts = 10
+	writeBackoff     = 50 * time.Millisecond
+)
 
 // maxStoredPatch bounds the diff kept in the database; the patch file has
 // all of it.
@@ -339,29 +345,34 @@ func (w *eventWriter) loop() {
 
 func (w *eventWriter) write(batch []harness.Event) {
 	now := store.FormatTime(w.e.now())
-	err := w.e.store.Tx(w.ctx, func(tx *sql.Tx) error {
-		for _, ev := range batch {
-			data, err := json.Marshal(ev)
-			if err != nil {
-				return err
-			}
-			if w.capped {
-				continue
-			}
-			w.bytes += len(data)
-			if w.bytes > w.e.cfg.OutputCap {
-				w.capped = true
-				w.onCap()
-				continue
-			}
-			if _, err := tx.ExecContext(w.ctx, "INSERT INTO "+eventsTable+" (task_id, at, kind, data) VALUES (?, ?, ?, ?)", w.task.ID, now, string(ev.Kind), string(data)); err != nil {
+	rows := make([][2]string, 0, len(batch))
+	for _, ev := range batch {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			w.e.log.Error("encode task event", "task", w.task.ID, "err", err)
+			continue
+		}
+		if w.capped {
+			continue
+		}
+		w.bytes += len(data)
+		if w.bytes > w.e.cfg.OutputCap {
+			w.capped = true
+			w.onCap()
+			continue
+		}
+		rows = append(rows, [2]string{string(ev.Kind), string(data)})
+	}
+	insert := func(tx *sql.Tx) error {
+		for _, r := range rows {
+			if _, err := tx.ExecContext(w.ctx, "INSERT INTO "+eventsTable+" (task_id, at, kind, data) VALUES (?, ?, ?, ?)", w.task.ID, now, r[0], r[1]); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		w.e.log.Error("append task events", "task", w.task.ID, "err", err)
+	}
+	if err := w.e.tx(w.ctx, insert); err != nil {
+		w.e.log.Error("append task events; events lost", "task", w.task.ID, "events", len(rows), "err", err)
 	}
 	for _, ev := range batch {
 		if ev.Kind == harness.KindRaw && strings.TrimSpace(ev.Text) == "" {
