@@ -61,13 +61,24 @@
 // commits the CLI made, and never touches the user's index or HEAD. The
 // snapshot writes blob objects into the repository, as `git stash` would.
 //
+// # Running
+//
+// Run snapshots the work tree, executes the CLI through a Runner
+// (*kennel.Kennel; a small interface defined here) under the task's id so
+// that kennel.Stop reaches it, streams its events, and after the CLI ended
+// (even when stopped or timed out) emits the git-measured file_changed events,
+// after the result event. Every git command runs in the kennel too, argv
+// only. A timeout stops the run the way Stop does and is an Outcome with
+// TimedOut, not an error.
+//
 // # Imports and concurrency
 //
 // harness imports the standard library and kennel (for its exec types). Run
 // blocks until the CLI and the git commands have finished; it calls onEvent
 // synchronously from the runner's line callback, so onEvent must not block
-// for long. Adapters are stateless values, safe for concurrent use; a Parser
-// belongs to one run.
+// (calling kennel.Stop from it would wait for the very run it is in). It
+// logs nothing: what happened is in the events and the Outcome. Adapters are
+// stateless values, safe for concurrent use; a Parser belongs to one run.
 //
 // # Test data
 //

@@ -62,17 +62,6 @@ func (g gitRepo) git(ctx context.Context, env []string, args ...string) ([]strin
 	return out, nil
 }
 
-// GitError is a git command that exited non-zero.
-type GitError struct {
-	Args     []string
-	ExitCode int
-	Stderr   string
-}
-
-func (e *GitError) Error() string {
-	return fmt.Sprintf("git %s: exit code %d: %s", strings.Join(e.Args, " "), e.ExitCode, e.Stderr)
-}
-
 // snapshot records the whole work tree (tracked files, and untracked ones
 // that .gitignore does not exclude) as a tree object. It stages into a
 // temporary index, never the user's, and leaves HEAD and refs alone.

@@ -1,6 +1,9 @@
 // Package instincts holds Fetch's deterministic reflexes: the commands and
 // safety words answered without the LLM (/help, /status, /stop and its
-// natural forms, /clear, /whoami, /commands, yes/no on a pending prompt).
+// natural forms, /clear, /whoami, /commands, yes/no on a pending prompt),
+// and the reading of /remind, /schedule, /cron and /watch: their times and
+// cron specs are parsed here (ParseWhen, ParseSpec) and handed on in the
+// Response as a Job for the runtime to store.
 //
 // An instinct sees only the message text and a State snapshot, and returns
 // the reply text and an Effect for the conversation runtime to carry out
@@ -9,6 +12,7 @@
 // everything else is down. The same text and State always give
 // byte-identical replies.
 //
-// instincts imports nothing of Fetch's own. A *Set is safe for concurrent
+// instincts imports nothing of Fetch's own (and of the outside world only
+// robfig/cron's parser). A *Set is safe for concurrent
 // use.
 package instincts

@@ -20,6 +20,20 @@ const (
 	Clear Effect = "clear"
 	// Answer: resolve the open prompt with Response.Answer.
 	Answer Effect = "answer"
+	// Remind: create the one-shot reminder Response.Job.
+	Remind Effect = "remind"
+	// Schedule: create the recurring schedule Response.Job.
+	Schedule Effect = "schedule"
+	// CronList: list the sender's reminders and schedules.
+	CronList Effect = "cron_list"
+	// CronRemove, CronPause, CronResume: change the reminder or schedule
+	// Response.JobID.
+	CronRemove Effect = "cron_remove"
+	CronPause  Effect = "cron_pause"
+	CronResume Effect = "cron_resume"
+	// WatchOn, WatchOff: start or stop watching Response.Workspace.
+	WatchOn  Effect = "watch_on"
+	WatchOff Effect = "watch_off"
 )
 
 // PromptKind is what an open prompt waits for.
@@ -61,6 +75,9 @@ type State struct {
 	Busy bool
 	// Prompt is the open prompt, nil when none.
 	Prompt *Prompt
+	// Location is the owner's time zone for reading and showing times;
+	// UTC when nil.
+	Location *time.Location
 }
 
 // Response is an instinct's answer.
@@ -71,6 +88,13 @@ type Response struct {
 	Effect   Effect
 	// Answer is the answer for Effect Answer: "yes" or "no".
 	Answer string
+	// Job is what to create for Effects Remind and Schedule.
+	Job Job
+	// JobID is the reminder or schedule for CronRemove, CronPause and
+	// CronResume.
+	JobID int64
+	// Workspace is the workspace for WatchOn and WatchOff.
+	Workspace string
 }
 
 // command is one slash command.
@@ -108,6 +132,10 @@ func New() *Set {
 		{"commands", "/commands", "the list of commands", s.commandList},
 		{"approve", "/approve", "approve what Fetch is waiting on (also: yes)", func(_ string, st State) Response { return answer("yes", st) }},
 		{"deny", "/deny", "deny what Fetch is waiting on (also: no)", func(_ string, st State) Response { return answer("no", st) }},
+		{"remind", "/remind", "a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup", remind},
+		{"schedule", "/schedule", `a recurring job: /schedule "0 9 * * 1-5" summarize open PRs (runs it as a request), /schedule "30 17 * * 5" remind weekly report (only reminds)`, schedule},
+		{"cron", "/cron", "your reminders and schedules: /cron list, /cron remove ID, /cron pause ID, /cron resume ID", cronCommand},
+		{"watch", "/watch", "/watch on|off [WORKSPACE]: tell you when files change there or its branch falls behind upstream", watch},
 	}
 	return s
 }

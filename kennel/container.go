@@ -92,7 +92,7 @@ func (k *Kennel) container(ctx context.Context, workspace string) (string, error
 			if err != nil {
 				return "", err
 			}
-			log.Info("kennel container created")
+			log.Info("kennel: container created")
 			k.remember(workspace, id)
 			return id, nil
 		case err != nil:
@@ -103,12 +103,12 @@ func (k *Kennel) container(ctx context.Context, workspace string) (string, error
 		}
 		if info.State != nil && info.State.Running && !info.State.Paused && !info.State.Restarting {
 			if info.Config.Labels[LabelConfig] != k.configHash(info.Image) {
-				log.Warn("kennel container was created with other settings; it keeps them until it is recreated")
+				log.Warn("kennel: container was created with other settings; it keeps them until it is recreated")
 			}
 			k.remember(workspace, info.ID)
 			return info.ID, nil
 		}
-		log.Info("kennel container not running; recreating it", "state", stateOf(info))
+		log.Info("kennel: container not running; recreating it", logState, stateOf(info))
 		err = k.docker.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
 		if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
 			return "", fmt.Errorf("kennel: remove %s: %w", name, classify(err))

@@ -53,12 +53,14 @@ grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/self/status
 touch /etc/kennel-test 2>/dev/null && echo root-writable || echo root-read-only
 touch /tmp/x && echo tmp-writable
 touch "$HOME/x" && echo home-writable
-test -e /var/run/docker.sock || test -e /run/docker.sock && echo socket || echo no-socket`)
+test -e /var/run/docker.sock || test -e /run/docker.sock && echo socket || echo no-socket
+for p in git node tini ps fetch-shim; do command -v $p >/dev/null || echo "missing $p"; done
+command -v npm || command -v claude || echo no-clis`)
 	res, l := e.mustExec(sh)
 	want := []string{
 		"10001", "10001",
 		"CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "NoNewPrivs:\t1",
-		"root-read-only", "tmp-writable", "home-writable", "no-socket",
+		"root-read-only", "tmp-writable", "home-writable", "no-socket", "no-clis",
 	}
 	if res.ExitCode != 0 || !slices.Equal(l.out(), want) {
 		t.Errorf("inside the kennel: exit %d\n got %q\nwant %q\nstderr %q", res.ExitCode, l.out(), want, res.StderrTail)

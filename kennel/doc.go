@@ -18,6 +18,13 @@
 // stderr into lines for a LineHandler and keeps only a bounded stderr tail.
 // After a restart, Reconcile finds this instance's containers and the tasks
 // left in them; Follow reads a task's output back to its end and Stop ends it.
+// (A task goes on while nobody reads its exec: the engine keeps draining an
+// exec's output after its client is gone; TestReconcileAfterCrash checks that
+// a task writing megabytes after a crash does not freeze.)
+//
+// Exec runs even untracked commands (no TaskID) under the shim, with a private
+// id and no files, so that a timeout or a cancellation can always stop them;
+// the cost is measured by BenchmarkDispatch against a bare SDK exec.
 //
 // Imports: the Docker client, errgroup and kennel/shim; nothing else of Fetch.
 // Concurrency: a Kennel is safe for concurrent use. New starts nothing; Exec

@@ -86,7 +86,7 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
-		argv:      shim.RunArgv(id, ephemeral, k.cfg.Grace, spec.Argv),
+		argv:      shim.RunArgv(id, k.runOptions(ephemeral), spec.Argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
@@ -100,6 +100,11 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		return res, fmt.Errorf("%s: %w", op, err)
 	}
 	return res, nil
+}
+
+// runOptions are the shim's run options for this kennel.
+func (k *Kennel) runOptions(ephemeral bool) shim.RunOptions {
+	return shim.RunOptions{Ephemeral: ephemeral, Grace: k.cfg.Grace}
 }
 
 // runSpec is a run of the shim, for Exec and Follow.
@@ -159,13 +164,20 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	case <-expired:
 		res.TimedOut = true
 		runErr = ErrTimeout
-		log.Info("kennel: run timed out; stopping it", "timeout", rs.timeout)
+		log.Info("kennel: run timed out; stopping it", logTimeout, rs.timeout)
 	}
 	if runErr != nil {
 		live.stopped.Store(true)
 		copyErr = k.stopUntilEnded(context.WithoutCancel(ctx), ctr, rs.task, copied, hijack.Close)
 	}
 	if copyErr != nil && runErr == nil {
+		// The stream broke, not the run: make sure nothing keeps running
+		// unseen.
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.cfg.Grace+exitWait)
+		defer cancel()
+		if stopErr := k.stopIn(cleanup, ctr, rs.task); stopErr != nil {
+			log.Warn("kennel: stop after a broken stream", logErr, stopErr)
+		}
 		return res, fmt.Errorf("read output: %w", copyErr)
 	}
 
@@ -178,6 +190,7 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	res.ExitCode = code
 	res.StderrTail = out.tail.bytes()
 	res.Stopped = live.stopped.Load()
+	log.Debug("kennel: run ended", logExit, code, logStopped, res.Stopped, logTimedOut, res.TimedOut)
 	return res, runErr
 }
 

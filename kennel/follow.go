@@ -3,6 +3,7 @@ package kennel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,6 +67,10 @@ func (k *Kennel) Task(ctx context.Context, workspace, taskID string) (TaskState,
 		return TaskState{}, fmt.Errorf("kennel: task %s: %w", taskID, ErrNoTask)
 	}
 	ts, err := k.status(ctx, ctr, taskID)
+	if errors.Is(err, errContainerGone) {
+		k.forget(workspace, ctr)
+		err = ErrNoTask
+	}
 	if err != nil {
 		return TaskState{}, fmt.Errorf("kennel: task %s: %w", taskID, err)
 	}
@@ -109,9 +114,15 @@ func (k *Kennel) Follow(ctx context.Context, workspace, taskID string, fn LineHa
 	if ctr == "" {
 		return Result{}, fmt.Errorf("%s: %w", op, ErrNoTask)
 	}
-	if ts, err := k.status(ctx, ctr, taskID); err != nil {
+	ts, err := k.status(ctx, ctr, taskID)
+	if errors.Is(err, errContainerGone) {
+		k.forget(workspace, ctr)
+		err = ErrNoTask
+	}
+	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", op, err)
-	} else if !ts.HasLog {
+	}
+	if !ts.HasLog {
 		return Result{}, fmt.Errorf("%s: no log: %w", op, ErrNoTask)
 	}
 	// The reader runs under the shim too, so that cancelling it kills it.
@@ -120,7 +131,7 @@ func (k *Kennel) Follow(ctx context.Context, workspace, taskID string, fn LineHa
 		workspace: workspace,
 		task:      follower,
 		ephemeral: true,
-		argv:      shim.RunArgv(follower, true, k.cfg.Grace, shim.LogArgv(taskID, true)),
+		argv:      shim.RunArgv(follower, k.runOptions(true), shim.LogArgv(taskID, true)),
 		dir:       "/",
 	}, fn)
 	if err != nil {
@@ -129,7 +140,7 @@ func (k *Kennel) Follow(ctx context.Context, workspace, taskID string, fn LineHa
 	if res.ExitCode != shim.ExitOK {
 		return res, fmt.Errorf("%s: log reader exit %d: %s: %w", op, res.ExitCode, trimMessage(res.StderrTail), ErrShim)
 	}
-	ts, err := k.status(ctx, ctr, taskID)
+	ts, err = k.status(ctx, ctr, taskID)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", op, err)
 	}
@@ -163,6 +174,10 @@ func (k *Kennel) Forget(ctx context.Context, workspace, taskID string) error {
 		return nil
 	}
 	res, err := k.control(ctx, ctr, shim.ForgetArgv(taskID), shim.ExitOK, shim.ExitBusy)
+	if errors.Is(err, errContainerGone) {
+		k.forget(workspace, ctr)
+		return nil // its files went with it
+	}
 	if err != nil {
 		return fmt.Errorf("kennel: forget %s: %w", taskID, err)
 	}

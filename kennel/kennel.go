@@ -71,6 +71,12 @@ const (
 	logWorkspace = "workspace"
 	logTask      = "task"
 	logContainer = "container"
+	logState     = "state"
+	logTasks     = "tasks"
+	logExit      = "exit"
+	logStopped   = "stopped"
+	logTimedOut  = "timed_out"
+	logTimeout   = "timeout"
 	logErr       = "err"
 )
 

@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+	"go.uber.org/goleak"
 
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/kennel"
@@ -26,6 +27,12 @@ import (
 // the kennel test image plus kennel-helper (testdata/kennelhelper). Each test
 // gets its own instance label, so its containers are its own and are removed
 // when it ends.
+
+// TestMain checks that no test leaves a goroutine behind: every stream
+// reader the kennel starts must end with its call.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // helperPath is where the test image has kennel-helper.
 const helperPath = "/usr/local/bin/kennel-helper"

@@ -29,7 +29,8 @@ func (s Stream) String() string {
 
 // LineHandler receives output line by line (without the trailing newline),
 // sequentially from one goroutine; the slice is valid only during the call.
-// Over-long lines are split at a bounded size (Config.MaxLine).
+// Over-long lines are split at a bounded size (Config.MaxLine). A handler that
+// blocks holds the run up: output is not buffered without bound.
 type LineHandler func(stream Stream, line []byte)
 
 // output demultiplexes an exec's stream into lines for a LineHandler and keeps

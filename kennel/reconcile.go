@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,7 +23,8 @@ type Leftover struct {
 	Workspace string
 	Container string // ID
 	Name      string
-	// State is Docker's state of the container: "running", "exited", …
+	// State is Docker's state of the container ("running", "exited", …), or
+	// "gone" when it stopped while Reconcile looked into it.
 	State string
 	// Tasks are the tasks the container's wrapper knows of: running ones,
 	// finished ones not yet forgotten, and processes that still carry a task
@@ -53,6 +55,10 @@ func (k *Kennel) Reconcile(ctx context.Context) ([]Leftover, error) {
 		}
 		g.Go(func() error {
 			tasks, err := k.tasksIn(gctx, c.ID)
+			if errors.Is(err, errContainerGone) {
+				out[i].State = "gone"
+				return nil // died since the listing
+			}
 			if err != nil {
 				return fmt.Errorf("container %s: %w", out[i].Name, err)
 			}
@@ -64,7 +70,7 @@ func (k *Kennel) Reconcile(ctx context.Context) ([]Leftover, error) {
 		return nil, fmt.Errorf("kennel: reconcile: %w", err)
 	}
 	for _, l := range out {
-		k.log.Info("kennel: found container", logWorkspace, l.Workspace, logContainer, l.Name, "state", l.State, "tasks", len(l.Tasks))
+		k.log.Info("kennel: found container", logWorkspace, l.Workspace, logContainer, l.Name, logState, l.State, logTasks, len(l.Tasks))
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
@@ -36,7 +37,12 @@ func (k *Kennel) Stop(ctx context.Context, workspace, taskID string) error {
 		return nil // no container, no process
 	}
 	k.markStopped(workspace, taskID)
-	if err := k.stopIn(ctx, ctr, taskID); err != nil {
+	err = k.stopIn(ctx, ctr, taskID)
+	if errors.Is(err, errContainerGone) {
+		k.forget(workspace, ctr)
+		return nil // it took its processes with it
+	}
+	if err != nil {
 		return fmt.Errorf("kennel: stop %s: %w", taskID, err)
 	}
 	k.log.Info("kennel: task stopped", logWorkspace, workspace, logTask, taskID)
@@ -59,6 +65,9 @@ func (k *Kennel) control(ctx context.Context, ctr string, argv []string, ok ...i
 		AttachStderr: true,
 		Cmd:          argv,
 	})
+	if cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) {
+		return controlResult{}, fmt.Errorf("%s: %w: %w", argv[1], errContainerGone, err)
+	}
 	if err != nil {
 		return controlResult{}, fmt.Errorf("%s: create exec: %w", argv[1], classify(err))
 	}
@@ -112,6 +121,9 @@ type limitedBuffer struct {
 }
 
 var errTooMuchOutput = errors.New("output too large")
+
+// errContainerGone: the container died or was removed since it was last seen.
+var errContainerGone = errors.New("container gone")
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if len(b.buf)+len(p) > b.max {

@@ -27,6 +27,8 @@ const (
 	envKennelImage  = "FETCH_KENNEL_IMAGE"
 	envLogLevel     = "FETCH_LOG_LEVEL"
 	envIdleAfter    = "FETCH_IDLE_AFTER"
+	envTimezone     = "FETCH_TIMEZONE"
+	envGitInterval  = "FETCH_GIT_INTERVAL"
 	envHarness      = "FETCH_HARNESS"
 	envTaskTimeout  = "FETCH_TASK_TIMEOUT"
 	envMaxTasks     = "FETCH_MAX_TASKS"
@@ -46,6 +48,8 @@ const configHelp = `Configuration (environment):
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
   FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
+  FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
+  FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
   FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude)
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
@@ -66,6 +70,10 @@ type Config struct {
 	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
 	LogLevel  string
 	IdleAfter time.Duration
+	// Location is the owner's time zone.
+	Location *time.Location
+	// GitInterval is how often watched workspaces fetch their upstream.
+	GitInterval time.Duration
 	// Harness is the default coding CLI; TaskTimeout bounds a task run;
 	// MaxTasks bounds the tasks running at once.
 	Harness     string
@@ -115,6 +123,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		KennelImage:  or(getenv(envKennelImage), "fetch-kennel:latest"),
 		LogLevel:     strings.ToLower(strings.TrimSpace(getenv(envLogLevel))),
 		IdleAfter:    30 * time.Minute,
+		Location:     time.Local,
+		GitInterval:  5 * time.Minute,
 		Harness:      or(strings.TrimSpace(getenv(envHarness)), "claude"),
 		TaskTimeout:  30 * time.Minute,
 		MaxTasks:     4,
@@ -177,6 +187,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a duration such as 30m or 0, got %q", envIdleAfter, v))
 		} else {
 			c.IdleAfter = d
+		}
+	}
+	if v := strings.TrimSpace(getenv(envTimezone)); v != "" {
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be a time zone such as Europe/Berlin or UTC, got %q", envTimezone, v))
+		} else {
+			c.Location = loc
+		}
+	}
+	if v := strings.TrimSpace(getenv(envGitInterval)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d > 0 && d < 10*time.Second) {
+			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 10s, such as 5m, or 0, got %q", envGitInterval, v))
+		} else {
+			c.GitInterval = d
 		}
 	}
 	if _, err := harness.NewRegistry().Get(harness.Name(c.Harness)); err != nil {

@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// The owner's time zone (FETCH_TIMEZONE) must load on machines and
+	// images without a zoneinfo database.
+	_ "time/tzdata"
 )
 
 func main() {

@@ -186,6 +186,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	defer release()
 	reporter := progress.New(progress.Config{Chat: conv, Store: db, Tasks: engine, Logger: log})
 	engine.Observe(reporter)
+	pro := newProactive(cfg, db, log)
 	conv.Manager = conversation.New(conversation.Config{
 		Store:    db,
 		Senders:  map[string]chat.Sender{term.Channel: tty},
@@ -202,25 +203,33 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		},
 		Logger:    log,
 		IdleAfter: cfg.IdleAfter,
+		Scheduler: pro.sched,
+		Watcher:   pro.watch,
+		Location:  cfg.Location,
 	})
 	mgr := conv.Manager
 	if err := mgr.Open(ctx); err != nil {
 		return err
 	}
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	// After the manager: reconciling tasks may tell conversations.
 	if err := engine.Open(ctx); err != nil {
+		mgr.Close(closeCtx)
+		return err
+	}
+	if err := pro.open(ctx, mgr); err != nil {
+		engine.Close(closeCtx)
+		mgr.Close(closeCtx)
 		return err
 	}
 	runErr := tty.Run(ctx, stdin, mgr)
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	// The engine first, so that what it reports on closing still reaches
 	// the conversations.
-	if err := engine.Close(closeCtx); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := mgr.Close(closeCtx); err != nil && runErr == nil {
-		runErr = err
+	for _, err := range []error{engine.Close(closeCtx), pro.close(closeCtx), mgr.Close(closeCtx)} {
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	return runErr
 }

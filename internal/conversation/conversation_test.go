@@ -63,7 +63,13 @@ func openDB(t testing.TB, path string) *store.DB {
 // test defaults.
 func start(t testing.TB, path string, cfg conversation.Config) *env {
 	t.Helper()
-	e := &env{db: openDB(t, path), rec: testkit.NewRecorder()}
+	return newEnvOn(t, openDB(t, path), cfg)
+}
+
+// newEnvOn opens a Manager on db; cfg's zero fields get test defaults.
+func newEnvOn(t testing.TB, db *store.DB, cfg conversation.Config) *env {
+	t.Helper()
+	e := &env{db: db, rec: testkit.NewRecorder()}
 	cfg.Store = e.db
 	if cfg.Senders == nil {
 		cfg.Senders = map[string]chat.Sender{"test": e.rec}
@@ -151,6 +157,7 @@ func TestInOrder(t *testing.T) {
 			t.Fatalf("reply %d = %q; want %q (replies out of order?)", i, got[i].Reply.Text, want[i])
 		}
 	}
+	e.idle(t) // the last reply is marked sent after it was received
 	if unsent, _ := e.db.Unsent(t.Context(), ""); len(unsent) != 0 {
 		t.Fatalf("%d replies left unsent", len(unsent))
 	}

@@ -17,5 +17,8 @@
 // them, Close cancels and waits for them. Receive and Notify are safe for
 // concurrent use. conversation imports chat, store, instincts, intent and
 // modes; the agent and the task engine reach it through the Agent and
-// Tasks interfaces declared here.
+// Tasks interfaces declared here, the reminder scheduler and the
+// workspace watchers (which carry out /remind, /schedule, /cron and
+// /watch) through Scheduler and Watcher. Those deliver back through Notify
+// and, for a scheduled run, Receive.
 package conversation

@@ -83,6 +83,13 @@ type Config struct {
 	// IdleAfter is the quiet period after which an ALERT conversation
 	// rests; 0 never rests.
 	IdleAfter time.Duration
+	// Scheduler carries out /remind, /schedule and /cron; nil when none.
+	Scheduler Scheduler
+	// Watcher carries out /watch; nil when none.
+	Watcher Watcher
+	// Location is the owner's time zone, in which instincts read and show
+	// times; UTC when nil.
+	Location *time.Location
 }
 
 // Manager owns the conversations.
@@ -275,9 +282,18 @@ func isBlank(s string) bool {
 
 // stop handles a stop ahead of the queue: it cancels the turn in flight
 // and stops the conversation's tasks, then replies.
-func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
+func (m *Manager) stop(ctx context.Context, c *conv, it item) (err error) {
 	st := m.stopState(ctx, c, it)
 	r, _ := m.instincts.Match(it.text, st)
+	if st.Mode == string(modes.Resting) {
+		// A stop is a message too: it wakes a resting conversation, once
+		// its reply went out (deferred, so after the unlock below).
+		defer func() {
+			if werr := m.enqueue(ctx, c, item{event: modes.Woke, reason: "message from " + it.userID}); werr != nil && err == nil {
+				err = fmt.Errorf("conversation: stop: %w", werr)
+			}
+		}()
+	}
 	// The stop's reply goes out before anything the conversation's
 	// goroutine answers once its turn is cancelled.
 	c.deliverMu.Lock()

@@ -103,6 +103,9 @@ type session struct {
 func (s *session) handle(ctx context.Context, it item) {
 	log := s.m.log.With("conversation", s.c.id)
 	if it.event != "" {
+		if it.event == modes.Woke && s.mode.Current() != modes.Resting {
+			return // another message woke it first
+		}
 		if err := s.mode.Fire(ctx, it.event, it.reason); err != nil {
 			log.Error("mode event", "event", it.event, "err", err)
 		}
@@ -214,6 +217,7 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		Mode:      string(s.mode.Current()),
 		ModeEmoji: s.mode.Current().Emoji(),
 		ModeSince: s.mode.Since(),
+		Location:  s.m.cfg.Location,
 	}
 	if conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id); err == nil {
 		st.Workspace = conv.Workspace
@@ -273,6 +277,10 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 		s.m.audit(ctx, s.c.id, it.userID, "clear", "")
 	case instincts.Answer:
 		return append([]chat.Reply{chat.Text(r.Reply)}, s.answer(ctx, it, *prompt, r.Answer)[1:]...)
+	case instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume:
+		return s.delegate(ctx, it, r, s.m.cfg.Scheduler)
+	case instincts.WatchOn, instincts.WatchOff:
+		return s.delegate(ctx, it, r, s.m.cfg.Watcher)
 	}
 	return []chat.Reply{chat.Text(r.Reply)}
 }

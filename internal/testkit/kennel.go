@@ -87,6 +87,14 @@ func KennelImage(t testing.TB) string {
 		return tag
 	}
 
+	buildImage(t, c, ctx, tag, kennelContext(t, root), kennelBuildOptions(""))
+	return tag
+}
+
+// kennelContext is the build context of Dockerfile.kennel: the Dockerfile and
+// a fetch-shim built from this checkout.
+func kennelContext(t testing.TB, root string) []ImageFile {
+	t.Helper()
 	shimBin := filepath.Join(t.TempDir(), "fetch-shim")
 	cmd := exec.Command(goTool(), "build", "-trimpath", "-o", shimBin, "./cmd/fetch-shim")
 	cmd.Dir = root
@@ -102,19 +110,22 @@ func KennelImage(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
-	files := []ImageFile{
+	return []ImageFile{
 		{Path: "Dockerfile.kennel", Mode: 0o644, Data: dockerfile},
 		{Path: "build/fetch-shim", Mode: 0o755, Data: shimData},
 	}
-	buildImage(t, c, ctx, tag, files, build.ImageBuildOptions{
+}
+
+// kennelBuildOptions builds Dockerfile.kennel on KennelBase with the given CLIs.
+func kennelBuildOptions(clis string) build.ImageBuildOptions {
+	return build.ImageBuildOptions{
 		Dockerfile: "Dockerfile.kennel",
 		BuildArgs: map[string]*string{
 			"BASE": ptr(KennelBase),
-			"CLIS": ptr(""),
+			"CLIS": ptr(clis),
 			"SHIM": ptr("build/fetch-shim"),
 		},
-	})
-	return tag
+	}
 }
 
 // ImageFile is a file to put into an image.
@@ -175,39 +186,45 @@ func KennelWorkspace(t testing.TB) string {
 	return dir
 }
 
-// buildImage builds an image from files (the build context) with the classic
-// builder (the engine here is 20.10, without BuildKit through the API).
+// buildImage builds an image from files (the build context) and fails the
+// test when the build fails.
 func buildImage(t testing.TB, c *client.Client, ctx context.Context, tag string, files []ImageFile, opts build.ImageBuildOptions) {
 	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		hdr := &tar.Header{Name: f.Path, Mode: int64(f.Mode.Perm()), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatalf("testkit: build context: %v", err)
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			t.Fatalf("testkit: build context: %v", err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatalf("testkit: build context: %v", err)
-	}
-	opts.Tags = []string{tag}
-	opts.Remove, opts.ForceRemove = true, true
-	opts.Version = build.BuilderV1
 	t.Logf("testkit: building image %s", tag)
-	resp, err := c.ImageBuild(ctx, &buf, opts)
-	if err != nil {
-		t.Fatalf("testkit: build %s: %v", tag, err)
-	}
-	defer resp.Body.Close()
-	if err := readBuildStream(resp.Body); err != nil {
+	if err := buildImageErr(ctx, c, tag, files, opts); err != nil {
 		t.Fatalf("testkit: build %s: %v", tag, err)
 	}
 	if !imageExists(t, c, tag) {
 		t.Fatalf("testkit: build %s: no image after the build", tag)
 	}
+}
+
+// buildImageErr builds an image with the classic builder (the engine here is
+// 20.10, without BuildKit through the API).
+func buildImageErr(ctx context.Context, c *client.Client, tag string, files []ImageFile, opts build.ImageBuildOptions) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		hdr := &tar.Header{Name: f.Path, Mode: int64(f.Mode.Perm()), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return fmt.Errorf("build context: %w", err)
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return fmt.Errorf("build context: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("build context: %w", err)
+	}
+	opts.Tags = []string{tag}
+	opts.Remove, opts.ForceRemove = true, true
+	opts.Version = build.BuilderV1
+	resp, err := c.ImageBuild(ctx, &buf, opts)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return readBuildStream(resp.Body)
 }
 
 // readBuildStream reads the build's JSON messages to the end and returns the

@@ -33,10 +33,22 @@ const (
 	ExitBusy   = 4 // forget: the task is still running
 )
 
+// RunOptions are the options of run.
+type RunOptions struct {
+	// Ephemeral: keep no log, remove the task's files at the end.
+	Ephemeral bool
+	// Grace is the stop grace for the leftovers when the child ends; zero
+	// means DefaultGrace.
+	Grace time.Duration
+}
+
 // RunArgv is the argv that runs argv as task id under the shim.
-func RunArgv(id string, ephemeral bool, grace time.Duration, argv []string) []string {
-	out := []string{Path, CmdRun, "--task", id, "--grace", grace.String()}
-	if ephemeral {
+func RunArgv(id string, o RunOptions, argv []string) []string {
+	out := []string{Path, CmdRun, "--task", id}
+	if o.Grace > 0 {
+		out = append(out, "--grace", o.Grace.String())
+	}
+	if o.Ephemeral {
 		out = append(out, "--ephemeral")
 	}
 	return append(append(out, "--"), argv...)

@@ -197,7 +197,7 @@ func TestMainUsage(t *testing.T) {
 }
 
 func TestArgvBuilders(t *testing.T) {
-	got := RunArgv("t1", true, DefaultGrace, []string{"echo", "--", "a b"})
+	got := RunArgv("t1", RunOptions{Ephemeral: true, Grace: DefaultGrace}, []string{"echo", "--", "a b"})
 	want := []string{Path, CmdRun, "--task", "t1", "--grace", "2s", "--ephemeral", "--", "echo", "--", "a b"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RunArgv (-want +got):\n%s", diff)

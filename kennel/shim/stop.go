@@ -121,6 +121,13 @@ func stopTask(ctx context.Context, dir, id string, grace time.Duration) error {
 	if err := t.waitRunner(ctx, killWait); err != nil {
 		return err
 	}
+	if hasPid {
+		// The runner released its lock on its way out; wait until it is
+		// out, so that no trace of the task is left when stop returns.
+		if err := waitGone(ctx, "/proc", pid.Runner, killWait); err != nil {
+			return err
+		}
+	}
 	if _, hasExit, err = t.readExit(); err != nil {
 		return err
 	}
@@ -153,6 +160,22 @@ func (t task) waitRunner(ctx context.Context, limit time.Duration) error {
 	})
 	if errors.Is(err, errPollTimeout) {
 		return fmt.Errorf("runner of %s did not exit", t.id)
+	}
+	return err
+}
+
+// waitGone waits until pid has exited (a zombie counts as exited).
+func waitGone(ctx context.Context, procRoot string, pid int, limit time.Duration) error {
+	_, _, err := pollUntil(ctx, limit, func() (struct{}, bool, bool, error) {
+		b, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", procRoot, pid))
+		if err != nil {
+			return struct{}{}, false, true, nil // gone
+		}
+		p, err := parseStat(b)
+		return struct{}{}, false, err != nil || p.state == 'Z' || p.state == 'X', nil
+	})
+	if errors.Is(err, errPollTimeout) {
+		return fmt.Errorf("runner %d did not exit", pid)
 	}
 	return err
 }

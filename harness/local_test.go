@@ -1,0 +1,130 @@
+package harness_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+// localRunner is a harness.Runner that runs commands on the host, the fake
+// CLIs found in bin first. It covers Run and the fake CLIs without Docker;
+// kennel_test.go runs the same scenarios in a real kennel. Like the kennel it
+// runs each command in its own process group and on timeout sends SIGINT,
+// then SIGKILL.
+type localRunner struct {
+	bin  string // directory of fake CLIs
+	home string // HOME of the commands
+}
+
+const (
+	localGrace    = 2 * time.Second
+	localTailSize = 8 << 10
+)
+
+func (r localRunner) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.LineHandler) (kennel.Result, error) {
+	path := filepath.Join(r.bin, spec.Argv[0])
+	if _, err := os.Stat(path); err != nil {
+		if path, err = exec.LookPath(spec.Argv[0]); err != nil {
+			return kennel.Result{}, err
+		}
+	}
+	cmd := exec.Command(path, spec.Argv[1:]...)
+	cmd.Args[0] = spec.Argv[0]
+	cmd.Dir = spec.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = spec.Workspace
+	}
+	cmd.Env = append([]string{"PATH=" + r.bin + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + r.home}, spec.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return kennel.Result{}, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return kennel.Result{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return kennel.Result{}, err
+	}
+
+	var (
+		mu   sync.Mutex // serialises fn, as the kennel does
+		tail []byte
+		wg   sync.WaitGroup
+	)
+	read := func(s kennel.Stream, rd io.Reader) {
+		defer wg.Done()
+		sc := bufio.NewScanner(rd)
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		for sc.Scan() {
+			mu.Lock()
+			if s == kennel.Stderr {
+				tail = append(tail, sc.Bytes()...)
+				tail = append(tail, '\n')
+				if len(tail) > localTailSize {
+					tail = tail[len(tail)-localTailSize:]
+				}
+			}
+			fn(s, sc.Bytes())
+			mu.Unlock()
+		}
+	}
+	wg.Add(2)
+	go read(kennel.Stdout, stdout)
+	go read(kennel.Stderr, stderr)
+
+	done := make(chan struct{})
+	var timedOut, stopped bool
+	var timeout <-chan time.Time
+	if spec.Timeout > 0 {
+		tm := time.NewTimer(spec.Timeout)
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-timeout:
+		timedOut, stopped = true, true
+	case <-ctx.Done():
+		stopped = true
+	}
+	if stopped {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case <-done:
+		case <-time.After(localGrace):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	err = cmd.Wait()
+	res := kennel.Result{ExitCode: cmd.ProcessState.ExitCode(), StderrTail: tail, Stopped: stopped, TimedOut: timedOut}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return res, err
+	}
+	if res.ExitCode == -1 { // killed by a signal
+		res.ExitCode = 128 + int(cmd.ProcessState.Sys().(syscall.WaitStatus).Signal())
+	}
+	switch {
+	case timedOut:
+		return res, kennel.ErrTimeout
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	}
+	return res, nil
+}

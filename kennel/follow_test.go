@@ -1,0 +1,138 @@
+package kennel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+func TestFollowReadsAFinishedTaskBack(t *testing.T) {
+	e := newEnv(t)
+	task := newTaskID()
+	sh := e.script("talk.sh", `for i in 1 2 3; do echo "out $i"; echo "err $i" >&2; done; exit 3`)
+	live, ll, err := e.exec(context.Background(), kennel.ExecSpec{Argv: []string{sh}, TaskID: task})
+	if err != nil || live.ExitCode != 3 {
+		t.Fatalf("exec: %+v, %v", live, err)
+	}
+
+	// A restarted Fetch reads it back.
+	k2 := e.newKennel()
+	l := &lines{}
+	res, err := k2.Follow(context.Background(), e.ws, task, l.add)
+	if err != nil {
+		t.Fatalf("follow: %v", err)
+	}
+	if diff := cmp.Diff(ll.out(), l.out()); diff != "" {
+		t.Errorf("stdout read back (-live +log):\n%s", diff)
+	}
+	if diff := cmp.Diff(ll.err(), l.err()); diff != "" {
+		t.Errorf("stderr read back (-live +log):\n%s", diff)
+	}
+	if res.ExitCode != 3 || res.Stopped || string(res.StderrTail) != string(live.StderrTail) {
+		t.Errorf("follow result %+v, live %+v", res, live)
+	}
+
+	ts, err := k2.Task(context.Background(), e.ws, task)
+	if err != nil || ts.Running || !ts.HasLog || ts.Exit == nil || ts.Exit.Code != 3 {
+		t.Errorf("task state %+v, %v", ts, err)
+	}
+
+	// Forgotten, it is gone.
+	if err := k2.Forget(context.Background(), e.ws, task); err != nil {
+		t.Fatalf("forget: %v", err)
+	}
+	if _, err := k2.Follow(context.Background(), e.ws, task, nil); !errors.Is(err, kennel.ErrNoTask) {
+		t.Errorf("follow after forget: %v", err)
+	}
+	if _, err := k2.Task(context.Background(), e.ws, task); !errors.Is(err, kennel.ErrNoTask) {
+		t.Errorf("task after forget: %v", err)
+	}
+}
+
+func TestFollowStreamsARunningTaskToItsEnd(t *testing.T) {
+	e := newEnv(t)
+	task := newTaskID()
+	gate := filepath.Join(e.ws, "gate")
+	// The task prints, waits for the test to open the gate, prints more, ends.
+	sh := e.script("gated.sh", fmt.Sprintf(`echo before; echo ready; while [ ! -e %q ]; do sleep 0.05; done; echo after >&2; exit 5`, gate))
+	run := e.start(context.Background(), e.k, kennel.ExecSpec{Argv: []string{sh}, TaskID: task}, "ready")
+
+	k2 := e.newKennel()
+	l := &lines{}
+	followed := make(chan struct{})
+	var res kennel.Result
+	var err error
+	go func() {
+		defer close(followed)
+		res, err = k2.Follow(context.Background(), e.ws, task, l.add)
+	}()
+	select {
+	case <-followed:
+		t.Fatalf("follow returned while the task runs: %+v, %v", res, err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-followed:
+	case <-time.After(stopLimit):
+		t.Fatal("follow did not end with the task")
+	}
+	if err != nil || res.ExitCode != 5 {
+		t.Errorf("follow: %+v, %v", res, err)
+	}
+	if diff := cmp.Diff([]string{"before", "ready"}, l.out()); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"after"}, l.err()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+	if live, err := run.wait(t, stopLimit); err != nil || live.ExitCode != 5 {
+		t.Errorf("the run itself: %+v, %v", live, err)
+	}
+}
+
+func TestFollowCancelEndsTheReaderNotTheTask(t *testing.T) {
+	e := newEnv(t)
+	task := newTaskID()
+	run := e.start(context.Background(), e.k, kennel.ExecSpec{Argv: []string{"sh", "-c", "echo ready; sleep 600"}, TaskID: task}, "ready")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := e.newKennel().Follow(ctx, e.ws, task, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("follow with an expired context: %v", err)
+	}
+	if left := e.processesMatching("fetch-shim log"); len(left) > 0 {
+		t.Errorf("log readers left: %q", left)
+	}
+	ts, err := e.k.Task(context.Background(), e.ws, task)
+	if err != nil || !ts.Running {
+		t.Errorf("the task after the follower was cancelled: %+v, %v", ts, err)
+	}
+	if err := e.k.Stop(context.Background(), e.ws, task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.wait(t, stopLimit); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFollowUnknownTask(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.k.Follow(context.Background(), e.ws, "nothing", nil); !errors.Is(err, kennel.ErrNoTask) {
+		t.Errorf("follow without a container: %v", err)
+	}
+	e.mustExec("true") // untracked runs keep no log
+	if _, err := e.k.Follow(context.Background(), e.ws, "nothing", nil); !errors.Is(err, kennel.ErrNoTask) {
+		t.Errorf("follow of an unknown task: %v", err)
+	}
+}
