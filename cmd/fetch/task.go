@@ -32,6 +32,7 @@ const taskUsage = `Usage:
   fetch task log [--json] ID
   fetch task cancel ID
   fetch task answer ID "answer"
+  fetch task discard ID
 
 run starts a coding harness on a goal in workspace W (a directory under
 $FETCH_WORKSPACES), on its own branch fetch/ID, and prints the task id.
@@ -39,6 +40,10 @@ $FETCH_WORKSPACES), on its own branch fetch/ID, and prints the task id.
 --wait follows the task to its end, printing its steps; the exit code
 then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
 waiting for an answer, 3 cancelled.
+
+A task's worktree and branch stay after it ends, for review, until the
+branch is merged or pushed (fetch chat then removes the worktree) or the
+task is discarded, which deletes both.
 
 The commands work on the same data directory as a running fetch chat or
 fetch serve: the database is the single source of truth.
@@ -89,7 +94,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, taskUsage)
 	}
-	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1}
+	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1}
 	n, known := want[sub]
 	if !known {
 		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
@@ -184,6 +189,11 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		fmt.Fprintf(stdout, "Task %s cancelled.\n", pos[0])
+	case "discard":
+		if err := engine.Discard(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Task %s discarded: its worktree and branch are deleted.\n", pos[0])
 	case "answer":
 		t, err := engine.Get(ctx, pos[0])
 		if err != nil {

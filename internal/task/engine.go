@@ -198,6 +198,11 @@ func (e *Engine) Open(ctx context.Context) error {
 	if err := e.reconcile(ctx); err != nil {
 		return fmt.Errorf("task: open: %w", err)
 	}
+	if pruned, err := e.Prune(ctx); err != nil {
+		e.log.Warn("prune worktrees", "err", err)
+	} else if len(pruned) > 0 {
+		e.log.Info("removed the worktrees of merged or pushed tasks", "tasks", pruned)
+	}
 	e.startQueued(ctx)
 	return nil
 }

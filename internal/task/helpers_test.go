@@ -35,6 +35,7 @@ type engineOptions struct {
 	maxParallel int
 	timeout     time.Duration
 	adopt       bool
+	outputCap   int
 	// dir holds fetch.db and the workspaces; a new temporary one when empty.
 	dir string
 }
@@ -68,7 +69,7 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 	ws := workspace.New(filepath.Join(dir, "workspaces"), quiet()).RunAs(10001, 10001)
 	obs := &observer{changed: make(chan struct{})}
 	e := task.New(task.Config{
-		Store: db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout,
+		Store: db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout, OutputCap: o.outputCap,
 		PatchDir: filepath.Join(dir, "patches"), Observer: obs, Adopt: o.adopt, Logger: quiet(),
 	})
 	if err := e.Open(t.Context()); err != nil {

@@ -271,3 +271,63 @@ func TestParallelWorkspacesAndBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestOutputCap(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{outputCap: 256 << 10})
+	wsPath := e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "talk a lot [scenario:huge:64]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.Failed || !strings.Contains(got.Error, "output went over") {
+		t.Fatalf("task = %+v", got)
+	}
+	assertGone(t, k, wsPath, got.RunID)
+	var stored int
+	e.Log(t.Context(), got.ID, func(le task.LogEntry) error { stored += len(le.Data); return nil })
+	if stored > 300<<10 {
+		t.Fatalf("%d bytes of events stored; the cap is 256 KiB", stored)
+	}
+}
+
+func TestWorktreeKeptUntilMergedOrDiscarded(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{})
+	wsPath := e.workspace(t, k, "app")
+	var ids []string
+	for range 2 {
+		created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "note it"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := wait(t, e, created.ID); got.State != task.Succeeded {
+			t.Fatalf("task = %+v", got)
+		}
+		ids = append(ids, created.ID)
+	}
+	// Neither branch is merged or pushed: nothing is pruned.
+	if pruned, err := e.Prune(t.Context()); err != nil || len(pruned) != 0 {
+		t.Fatalf("prune before merging: %v, %v", pruned, err)
+	}
+	first, _ := e.Get(t.Context(), ids[0])
+	gitOut(t, wsPath, "merge", "--ff-only", first.Branch)
+	pruned, err := e.Prune(t.Context())
+	if err != nil || len(pruned) != 1 || pruned[0] != ids[0] {
+		t.Fatalf("prune after merging the first: %v, %v", pruned, err)
+	}
+	if _, err := os.Stat(first.Worktree); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("merged worktree still there: %v", err)
+	}
+	second, _ := e.Get(t.Context(), ids[1])
+	if _, err := os.Stat(second.Worktree); err != nil {
+		t.Fatalf("unmerged worktree gone: %v", err)
+	}
+	if err := e.Discard(t.Context(), ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if out := gitOut(t, wsPath, "branch", "--list", second.Branch); out != "" {
+		t.Fatalf("discarded branch still there: %q", out)
+	}
+}

@@ -183,7 +183,7 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 		t.TimedOut = true
 		return e.finish(ctx, t, Failed, fmt.Sprintf("timed out after %s", t.Timeout), &out)
 	case capped:
-		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d MiB", e.cfg.OutputCap>>20), &out)
+		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10), &out)
 	case errors.Is(runErr, ErrGone):
 		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel", &out)
 	case runErr != nil:

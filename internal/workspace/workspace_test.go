@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/workspace"
 	"github.com/google/go-cmp/cmp"
 )
@@ -314,5 +315,35 @@ func TestRunAsOwnsEverything(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+func TestSelectPersists(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "fetch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.EnsureConversation(ctx, "c1", "term", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Create(ctx, "api", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"../api", "nope"} {
+		if _, err := r.Select(ctx, db, "c1", bad); err == nil {
+			t.Fatalf("Select(%q) succeeded", bad)
+		}
+	}
+	if c, _ := db.Conversation(ctx, "c1"); c.Workspace != "" {
+		t.Fatalf("a refused selection was recorded: %q", c.Workspace)
+	}
+	if _, err := r.Select(ctx, db, "c1", "api"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := db.Conversation(ctx, "c1"); c.Workspace != "api" {
+		t.Fatalf("selection = %q", c.Workspace)
 	}
 }
