@@ -44,6 +44,8 @@ type Runner interface {
 	// Status tells whether the kennel knows the run t.ID and whether its
 	// process is alive.
 	Status(ctx context.Context, t harness.Task) (RunStatus, error)
+	// Forget drops what the kennel keeps of an ended run (its log).
+	Forget(ctx context.Context, t harness.Task) error
 }
 
 // ErrGone: the kennel has no trace of a run (its container was removed,

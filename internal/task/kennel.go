@@ -16,6 +16,7 @@ type Kennel interface {
 	harness.Follower
 	Stop(ctx context.Context, workspace, taskID string) error
 	Task(ctx context.Context, workspace, taskID string) (kennel.TaskState, error)
+	Forget(ctx context.Context, workspace, taskID string) error
 }
 
 // KennelRunner is the Runner Fetch uses: harness.Run and harness.Follow
@@ -66,4 +67,9 @@ func (r *KennelRunner) Status(ctx context.Context, t harness.Task) (RunStatus, e
 		return RunStatus{}, err
 	}
 	return RunStatus{Known: true, Running: ts.Running}, nil
+}
+
+// Forget implements Runner.
+func (r *KennelRunner) Forget(ctx context.Context, t harness.Task) error {
+	return r.Kennel.Forget(ctx, t.Workspace, t.ID)
 }

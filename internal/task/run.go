@@ -226,6 +226,12 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string, ou
 		return false
 	}
 	e.log.Info("task run ended", "task", t.ID, "state", t.State, "exit_code", t.ExitCode, "error", t.Error)
+	if t.RunID != "" {
+		// The run's log in the kennel is in the task's event log now.
+		if err := e.cfg.Runner.Forget(ctx, e.harnessTask(t)); err != nil {
+			e.log.Warn("forget the run in the kennel", "task", t.ID, "run", t.RunID, "err", err)
+		}
+	}
 	if to == WaitingInput {
 		e.notify(ctx, Update{Kind: Asked, Task: t})
 		return false
