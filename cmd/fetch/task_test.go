@@ -179,3 +179,63 @@ func TestTaskRunDetached(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestChatSeesAndStopsTasks: fetch chat's /status shows the terminal
+// conversation's running task, run by another engine on the same data
+// directory (as fetch serve would), and /stop cancels it.
+func TestChatSeesAndStopsTasks(t *testing.T) {
+	vars := taskVars(t)
+	cfg, err := loadConfig(envOf(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := openStore(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	engine, release, err := newEngine(cfg, db, quietLog(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	working := make(chan struct{}, 1)
+	engine.Observe(updateFunc(func(u task.Update) {
+		if u.Kind == task.Progress && u.Event.Command != "" {
+			select {
+			case working <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	if err := engine.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close(context.Background())
+	tk, err := engine.Create(t.Context(), task.Request{ConversationID: "term:local", Workspace: "app", Goal: "the long suite [scenario:hang]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-working:
+	case <-time.After(time.Minute):
+		t.Fatal("the task never got to work")
+	}
+	code, out, errs := runFetch(t, vars, "/status\n/stop\n", "chat")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(out, "Task: "+tk.ID+" on claude in app") || !strings.Contains(out, "Stopping task "+tk.ID) {
+		t.Fatalf("chat output:\n%s", out)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	got, err := engine.Wait(ctx, tk.ID)
+	if err != nil || got.State != task.Cancelled {
+		t.Fatalf("task = %+v, %v", got, err)
+	}
+}
+
+type updateFunc func(task.Update)
+
+func (f updateFunc) TaskUpdate(_ context.Context, u task.Update) { f(u) }
