@@ -128,6 +128,7 @@ func TestSucceededWithBranchDiffAndSummary(t *testing.T) {
 	if strings.Join(states, ",") != "running,succeeded" || kinds["result"] != 1 || kinds["tool_use"]+kinds["command"] == 0 {
 		t.Fatalf("log: states %v, kinds %v", states, kinds)
 	}
+	e.obs.waitFor(t, got.ID, func(u task.Update) bool { return u.Kind == task.Ended })
 	ups := e.obs.of(got.ID)
 	if ups[0].Kind != task.Started || ups[len(ups)-1].Kind != task.Ended {
 		t.Fatalf("updates: first %s, last %s", ups[0].Kind, ups[len(ups)-1].Kind)

@@ -48,7 +48,7 @@ func (e *Engine) adopt(ctx context.Context, t Task) error {
 	log := e.log.With("task", t.ID)
 	if t.RunID == "" {
 		log.Warn("task never reached the kennel; failing it")
-		e.finish(ctx, t, Failed, "interrupted by restart before it started", nil)
+		e.finish(ctx, t, Failed, "interrupted by restart before it started")
 		return nil
 	}
 	st, err := e.cfg.Runner.Status(ctx, e.harnessTask(t))
@@ -70,7 +70,7 @@ func (e *Engine) adopt(ctx context.Context, t Task) error {
 		e.follow(t, true)
 	default:
 		log.Warn("run gone from the kennel after a restart")
-		e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel", nil)
+		e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
 		e.startQueued(ctx)
 	}
 	return nil
@@ -103,7 +103,7 @@ func (e *Engine) settleOrphan(ctx context.Context, t Task) error {
 	}
 	t.CancelRequested = true
 	if t.RunID == "" {
-		e.finish(ctx, t, Cancelled, "cancelled by the owner", nil)
+		e.finish(ctx, t, Cancelled, "cancelled by the owner")
 		return nil
 	}
 	if !e.isOpen() {

@@ -161,6 +161,7 @@ func TestKillNineThenRestart(t *testing.T) {
 			if got.State != tc.want || !strings.Contains(got.Error, tc.error) {
 				t.Fatalf("after restart: %+v", got)
 			}
+			restarted.obs.waitFor(t, id, func(u task.Update) bool { return u.Kind == task.Ended })
 			ups := restarted.obs.of(id)
 			told := 0
 			for _, u := range ups {

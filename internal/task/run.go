@@ -77,14 +77,14 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	log := e.log.With("task", t.ID, "workspace", t.Workspace)
 	wsPath, err := e.cfg.Workspaces.Path(t.Workspace)
 	if err != nil {
-		return e.finish(ctx, t, Failed, "workspace: "+err.Error(), nil)
+		return e.finish(ctx, t, Failed, "workspace: "+err.Error())
 	}
 	if !attach {
 		if t.Worktree == "" {
 			wt, err := e.cfg.Workspaces.AddWorktree(ctx, t.Workspace, t.ID)
 			if err != nil {
 				log.Error("add worktree", "err", err)
-				return e.finish(ctx, t, Failed, "could not make the task's branch: "+err.Error(), nil)
+				return e.finish(ctx, t, Failed, "could not make the task's branch: "+err.Error())
 			}
 			t.Worktree, t.Branch, t.Base, t.BaseBranch = wt.Path, wt.Branch, wt.Base, wt.BaseBranch
 		}
@@ -96,7 +96,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 			return false
 		}
 		if cur, err := e.Get(ctx, t.ID); err == nil && cur.CancelRequested {
-			return e.finish(ctx, cur, Cancelled, "cancelled by the owner", nil)
+			return e.finish(ctx, cur, Cancelled, "cancelled by the owner")
 		}
 		e.notify(ctx, Update{Kind: Started, Task: t})
 	}
@@ -114,7 +114,9 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		stops.Add(1)
 		go func() {
 			defer stops.Done()
-			if err := e.cfg.Runner.Stop(context.WithoutCancel(ctx), ht); err != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			if err := e.cfg.Runner.Stop(sctx, ht); err != nil {
 				log.Error("stop run", "err", err)
 			}
 		}()
@@ -146,7 +148,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	if errors.Is(context.Cause(ctx), errDetached) {
 		// The kennel stops a run whose follower goes away.
 		log.Info("engine closed while the task ran; its run was stopped")
-		return e.finish(cctx, cur, Cancelled, "stopped: Fetch shut down while it ran", &out)
+		return e.finish(cctx, cur, Cancelled, "stopped: Fetch shut down while it ran")
 	}
 	if errors.Is(context.Cause(ctx), errCancelled) {
 		// Cancel stopped the run through its context.
@@ -178,35 +180,35 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 	t.Answer = ""
 	switch {
 	case t.CancelRequested:
-		return e.finish(ctx, t, Cancelled, "cancelled by the owner", &out)
+		return e.finish(ctx, t, Cancelled, "cancelled by the owner")
 	case timedOut:
 		t.TimedOut = true
-		return e.finish(ctx, t, Failed, fmt.Sprintf("timed out after %s", t.Timeout), &out)
+		return e.finish(ctx, t, Failed, fmt.Sprintf("timed out after %s", t.Timeout))
 	case capped:
-		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10), &out)
+		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10))
 	case errors.Is(runErr, ErrGone):
-		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel", &out)
+		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
 	case runErr != nil:
-		return e.finish(ctx, t, Failed, "the run could not be carried out: "+runErr.Error(), &out)
+		return e.finish(ctx, t, Failed, "the run could not be carried out: "+runErr.Error())
 	case out.Stopped:
 		// Stopped by someone other than this engine: a cancel whose flag
 		// this process did not see, or a stop in the kennel.
-		return e.finish(ctx, t, Cancelled, "stopped", &out)
+		return e.finish(ctx, t, Cancelled, "stopped")
 	case out.Success && out.Question != "":
 		t.Question = out.Question
-		return e.finish(ctx, t, WaitingInput, "", &out)
+		return e.finish(ctx, t, WaitingInput, "")
 	case out.Success:
 		t.Summary = out.Summary
-		return e.finish(ctx, t, Succeeded, "", &out)
+		return e.finish(ctx, t, Succeeded, "")
 	case !out.Terminal && out.ExitCode == 0:
-		return e.finish(ctx, t, NeedsAttention, "the harness exited without a final result: "+out.Error, &out)
+		return e.finish(ctx, t, NeedsAttention, "the harness exited without a final result: "+out.Error)
 	}
-	return e.finish(ctx, t, Failed, out.Error, &out)
+	return e.finish(ctx, t, Failed, out.Error)
 }
 
 // finish records the task's branch and diff and moves it to state to from
 // Running. It reports whether the task released its workspace.
-func (e *Engine) finish(ctx context.Context, t Task, to State, reason string, out *harness.Outcome) bool {
+func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if reason != "" {
