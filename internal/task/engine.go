@@ -247,11 +247,8 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	if err := ValidateGoal(req.Goal); err != nil {
 		return Task{}, fmt.Errorf("task: create: %w", err)
 	}
-	if err := workspace.ValidateName(req.Workspace); err != nil {
-		return Task{}, fmt.Errorf("task: create: %w: %w", ErrInvalid, err)
-	}
 	if _, err := e.cfg.Workspaces.Path(req.Workspace); err != nil {
-		return Task{}, fmt.Errorf("task: create: %w: %w", ErrInvalid, err)
+		return Task{}, fmt.Errorf("task: create: %w (%w)", err, ErrInvalid)
 	}
 	if !e.isOpen() {
 		return Task{}, fmt.Errorf("task: create: %w", ErrClosed)
@@ -355,7 +352,9 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 		from := t.State
 		t.State, t.EndedAt, t.Error, t.Owner = Cancelled, e.now(), "cancelled by the owner", ""
 		if t.Worktree != "" {
-			e.record(ctx, &t)
+			if err := e.record(ctx, &t, Cancelled); err != nil {
+				e.log.Warn("record a cancelled task's work", "task", id, "err", err)
+			}
 		}
 		if err := e.save(ctx, t, from, "cancelled by the owner"); err != nil {
 			if errors.Is(err, ErrState) {

@@ -215,7 +215,7 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 		t.Error = reason
 	}
 	if t.Worktree != "" {
-		if err := e.record(ctx, &t); err != nil && to == Succeeded {
+		if err := e.record(ctx, &t, to); err != nil && to == Succeeded {
 			to, t.Error = NeedsAttention, "the work could not be recorded on its branch: "+err.Error()
 		}
 	}
@@ -251,12 +251,12 @@ func reasonOr(reason, def string) string {
 
 // record commits what the run left in the worktree to the task's branch
 // and stores the branch's diff, files and commits, and the patch file.
-func (e *Engine) record(ctx context.Context, t *Task) error {
+func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 	wt := t.worktree()
 	if _, err := os.Stat(wt.Path); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	msg := fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, t.State, t.Goal)
+	msg := fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)
 	if _, err := e.cfg.Workspaces.Commit(ctx, wt, msg); err != nil {
 		return err
 	}
