@@ -246,6 +246,7 @@ func TestParallelWorkspacesAndBusy(t *testing.T) {
 	e := newEngine(t, runner, engineOptions{maxParallel: 2})
 	e.workspace(t, k, "one")
 	e.workspace(t, k, "two")
+	e.workspace(t, k, "three")
 	first := runningTask(t, e, "one", "claude")
 	second := runningTask(t, e, "two", "gemini")
 	for _, id := range []string{first.ID, second.ID} {
@@ -262,6 +263,11 @@ func TestParallelWorkspacesAndBusy(t *testing.T) {
 	if err != nil || queued.State != task.Queued {
 		t.Fatalf("queued = %+v, %v", queued, err)
 	}
+	// A free workspace over the parallel limit waits its turn too.
+	overLimit, err := e.Create(t.Context(), task.Request{Workspace: "three", Goal: "over the limit"})
+	if err != nil || overLimit.State != task.Queued {
+		t.Fatalf("over the limit = %+v, %v", overLimit, err)
+	}
 	if err := e.Cancel(t.Context(), first.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +276,9 @@ func TestParallelWorkspacesAndBusy(t *testing.T) {
 	}
 	if err := e.Cancel(t.Context(), second.ID); err != nil {
 		t.Fatal(err)
+	}
+	if got := wait(t, e, overLimit.ID); got.State != task.Succeeded {
+		t.Fatalf("task over the limit = %+v", got)
 	}
 }
 

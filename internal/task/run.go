@@ -109,8 +109,11 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	var stops sync.WaitGroup
 	stop := func(reason *bool) {
 		lim.mu.Lock()
+		defer lim.mu.Unlock()
+		if lim.over {
+			return // the run ended meanwhile
+		}
 		*reason = true
-		lim.mu.Unlock()
 		stops.Add(1)
 		go func() {
 			defer stops.Done()
@@ -134,6 +137,9 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	}
 	timer.Stop()
 	w.close()
+	lim.mu.Lock()
+	lim.over = true
+	lim.mu.Unlock()
 	stops.Wait()
 
 	// What follows must happen even when the engine is closing.
@@ -165,6 +171,8 @@ type limits struct {
 	mu       sync.Mutex
 	timedOut bool
 	capped   bool
+	// over: the run ended; nothing stops it any more.
+	over bool
 }
 
 // conclude decides a run's end from its outcome and records it.
