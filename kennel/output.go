@@ -30,7 +30,10 @@ func (s Stream) String() string {
 // LineHandler receives output line by line (without the trailing newline),
 // sequentially from one goroutine; the slice is valid only during the call.
 // Over-long lines are split at a bounded size (Config.MaxLine). A handler that
-// blocks holds the run up: output is not buffered without bound.
+// blocks holds the run up: output is not buffered without bound. So a handler
+// must not call Stop for its own run and wait for it: the stop waits for the
+// wrapper, which may wait for the handler to take its last output; cancel the
+// run's context from another goroutine instead.
 type LineHandler func(stream Stream, line []byte)
 
 // output demultiplexes an exec's stream into lines for a LineHandler and keeps
