@@ -20,7 +20,10 @@ import (
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/internal/workspace"
 	"github.com/fetch-dev/fetch/modes"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const conv = "dm:1"
 
