@@ -480,7 +480,10 @@ func (e *Engine) notify(ctx context.Context, u Update) {
 }
 
 // startQueued starts queued tasks whose workspace is free, oldest first,
-// while the parallel limit allows. Only an adopting engine does.
+// while the parallel limit allows. Only an adopting engine does, and only
+// for tasks of a conversation: a task from the command line is started by
+// the command waiting for it (Wait), so that a short fetch chat session
+// does not take it over and stop it when it exits.
 func (e *Engine) startQueued(ctx context.Context) {
 	if !e.isOpen() || !e.cfg.Adopt {
 		return
@@ -492,6 +495,9 @@ func (e *Engine) startQueued(ctx context.Context) {
 	}
 	for i := len(queued) - 1; i >= 0; i-- { // oldest first
 		t := queued[i]
+		if t.ConversationID == "" {
+			continue
+		}
 		started, err := e.claimQueued(ctx, t)
 		if err != nil {
 			e.log.Error("start queued task", "task", t.ID, "err", err)
