@@ -249,17 +249,18 @@ func (r *Reporter) ended(ctx context.Context, t task.Task, recovered bool) error
 			return err
 		}
 	}
-	if err := r.send(ctx, t, Result(t)); err != nil {
-		return err
-	}
+	// The mode moves first, so that whoever reads the result finds the
+	// conversation where the result leaves it.
 	active, err := r.cfg.Tasks.Active(ctx, t.ConversationID)
 	if err != nil {
 		return err
 	}
-	if len(active) > 0 {
-		return nil
+	if len(active) == 0 {
+		if err := r.cfg.Chat.Fire(ctx, t.ConversationID, modes.TaskEnded, fmt.Sprintf("task %s %s", t.ID, t.State)); err != nil {
+			return err
+		}
 	}
-	return r.cfg.Chat.Fire(ctx, t.ConversationID, modes.TaskEnded, fmt.Sprintf("task %s %s", t.ID, t.State))
+	return r.send(ctx, t, Result(t))
 }
 
 func promptTask(p store.Prompt) string {
