@@ -42,13 +42,20 @@ const cleanupTimeout = 30 * time.Second
 // a task in state Running owned by this process.
 func (e *Engine) follow(t Task, attach bool) {
 	e.mu.Lock()
-	if e.closed || e.ctx == nil {
+	for {
+		if e.closed || e.ctx == nil {
+			e.mu.Unlock()
+			return
+		}
+		prev, ok := e.runs[t.ID]
+		if !ok {
+			break
+		}
+		// The task's previous run (the one that asked the question being
+		// answered) is still recording its end: wait for it.
 		e.mu.Unlock()
-		return
-	}
-	if _, ok := e.runs[t.ID]; ok {
-		e.mu.Unlock()
-		return
+		<-prev.done
+		e.mu.Lock()
 	}
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	r := &run{cancel: cancel, done: make(chan struct{})}
