@@ -27,12 +27,26 @@ const (
 	envKennelImage  = "FETCH_KENNEL_IMAGE"
 	envLogLevel     = "FETCH_LOG_LEVEL"
 	envIdleAfter    = "FETCH_IDLE_AFTER"
+	envRateLimit    = "FETCH_RATE_LIMIT"
 	envTimezone     = "FETCH_TIMEZONE"
 	envGitInterval  = "FETCH_GIT_INTERVAL"
 	envHarness      = "FETCH_HARNESS"
 	envTaskTimeout  = "FETCH_TASK_TIMEOUT"
 	envMaxTasks     = "FETCH_MAX_TASKS"
 )
+
+// secretEnv names the harness credentials that may be in Fetch's
+// environment: their values are redacted from everything sent to Discord
+// and logged, like the Discord token and the OpenRouter key.
+func secretEnv() []string {
+	return []string{
+		"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+		"OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+		"GOOGLE_GENERATIVE_AI_API_KEY", "COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN",
+		"COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN", "CURSOR_API_KEY",
+		"DEEPSEEK_API_KEY", "GROQ_API_KEY",
+	}
+}
 
 // configHelp documents every variable for --help.
 const configHelp = `Configuration (environment):
@@ -48,6 +62,7 @@ const configHelp = `Configuration (environment):
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
   FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
+  FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)
   FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
   FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
   FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude)
@@ -70,6 +85,13 @@ type Config struct {
 	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
 	LogLevel  string
 	IdleAfter time.Duration
+	// RateLimit messages per RatePer are accepted from one Discord user;
+	// RateLimit 0 turns the limit off.
+	RateLimit int
+	RatePer   time.Duration
+	// Secrets are the configured secret values (the Discord token, the
+	// OpenRouter key, harness keys), for redaction.
+	Secrets []string
 	// Location is the owner's time zone.
 	Location *time.Location
 	// GitInterval is how often watched workspaces fetch their upstream.
@@ -123,6 +145,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		KennelImage:  or(getenv(envKennelImage), "fetch-kennel:latest"),
 		LogLevel:     strings.ToLower(strings.TrimSpace(getenv(envLogLevel))),
 		IdleAfter:    30 * time.Minute,
+		RateLimit:    30,
+		RatePer:      60 * time.Second,
 		Location:     time.Local,
 		GitInterval:  5 * time.Minute,
 		Harness:      or(strings.TrimSpace(getenv(envHarness)), "claude"),
@@ -133,6 +157,11 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	for _, k := range credentialVars() {
 		if v := getenv(k); v != "" {
 			c.Credentials[k] = v
+		}
+	}
+	for _, name := range append([]string{envDiscordToken, envOpenRouter}, secretEnv()...) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			c.Secrets = append(c.Secrets, v)
 		}
 	}
 	if c.DataDir == "" {
@@ -189,6 +218,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			c.IdleAfter = d
 		}
 	}
+	if v := strings.TrimSpace(getenv(envRateLimit)); v != "" {
+		n, per, err := parseRate(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be a count per duration such as 30/60s, or 0, got %q", envRateLimit, v))
+		} else {
+			c.RateLimit, c.RatePer = n, per
+		}
+	}
 	if v := strings.TrimSpace(getenv(envTimezone)); v != "" {
 		loc, err := time.LoadLocation(v)
 		if err != nil {
@@ -228,6 +265,26 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return c, &ConfigError{Problems: problems}
 	}
 	return c, nil
+}
+
+// parseRate reads "N/duration" (30/60s, 10/1m) or "0".
+func parseRate(v string) (int, time.Duration, error) {
+	if v == "0" {
+		return 0, 0, nil
+	}
+	count, window, ok := strings.Cut(v, "/")
+	if !ok {
+		return 0, 0, errUsage
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(count))
+	if err != nil || n < 1 {
+		return 0, 0, errUsage
+	}
+	per, err := time.ParseDuration(strings.TrimSpace(window))
+	if err != nil || per <= 0 {
+		return 0, 0, errUsage
+	}
+	return n, per, nil
 }
 
 // require reports the variables a command needs that are unset.

@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/term"
 )
 
@@ -32,6 +32,7 @@ const usage = `Fetch: a personal coding orchestrator you talk to.
 
 Usage:
   fetch chat       talk to Fetch in this terminal (reads lines from stdin)
+  fetch serve      run Fetch as a Discord bot (DMs from the owner and allowed users)
   fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
   fetch version    print the version
   fetch help       show this help
@@ -63,6 +64,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		case "chat":
 			fmt.Fprint(stdout, chatUsage)
 			return exitOK
+		case "serve":
+			fmt.Fprint(stdout, serveUsage)
+			return exitOK
 		case "version":
 			fmt.Fprintln(stdout, "Usage: fetch version")
 			return exitOK
@@ -82,6 +86,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return exitUsage
 		}
 		err = runChat(ctx, getenv, stdin, stdout, stderr)
+	case "serve":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "fetch serve: unexpected argument %q\n\n%s", rest[0], serveUsage)
+			return exitUsage
+		}
+		err = runServe(ctx, getenv, stderr)
 	case "task":
 		err = runTask(ctx, rest, getenv, stdout, stderr)
 	default:
@@ -147,6 +157,78 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 // noAgentReply answers requests while no LLM is configured.
 const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " + envOpenRouter + " (and optionally " + envModel + ") and restart Fetch. Commands such as /status and /help work now."
 
+// conversations is what every channel shares: the conversations, the task engine
+// with the reporter that turns its progress into messages and mode events,
+// and the proactive parts (scheduler, watcher). fetch chat and fetch serve
+// run the same pipeline; only the senders and who is admitted differ.
+type conversations struct {
+	mgr     *conversation.Manager
+	tasks   *task.Engine
+	pro     *proactive
+	release func()
+}
+
+// newConversations builds the runtime. Nothing touches Docker before a
+// task runs, so the conversations work without it.
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
+	engine, release, err := newEngine(cfg, db, log, true)
+	if err != nil {
+		return nil, err
+	}
+	// The reporter speaks through the manager, the manager asks the engine
+	// (through the reporter's adapters), the engine tells the reporter:
+	// conv is filled in once the manager exists.
+	conv := &struct{ *conversation.Manager }{}
+	reporter := progress.New(progress.Config{Chat: conv, Store: db, Tasks: engine, Logger: log})
+	engine.Observe(reporter)
+	pro := newProactive(cfg, db, log)
+	conv.Manager = conversation.New(conversation.Config{
+		Store:     db,
+		Senders:   senders,
+		NoAgent:   noAgentReply,
+		Tasks:     progress.Running{Tasks: engine},
+		Resolver:  reporter,
+		RoleOf:    roleOf,
+		Logger:    log,
+		IdleAfter: cfg.IdleAfter,
+		Scheduler: pro.sched,
+		Watcher:   pro.watch,
+		Location:  cfg.Location,
+	})
+	return &conversations{mgr: conv.Manager, tasks: engine, pro: pro, release: release}, nil
+}
+
+// open starts the Manager (it replays its outbox), then the task engine
+// (reconciling tasks after a restart may tell conversations), then the
+// proactive parts. On failure, what was opened is closed again.
+func (rt *conversations) open(ctx context.Context) error {
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	if err := rt.mgr.Open(ctx); err != nil {
+		rt.release()
+		return err
+	}
+	if err := rt.tasks.Open(ctx); err != nil {
+		err = errors.Join(err, rt.mgr.Close(closeCtx))
+		rt.release()
+		return err
+	}
+	if err := rt.pro.open(ctx, rt.mgr); err != nil {
+		err = errors.Join(err, rt.tasks.Close(closeCtx), rt.mgr.Close(closeCtx))
+		rt.release()
+		return err
+	}
+	return nil
+}
+
+// close stops what open started, in reverse; the engine before the Manager,
+// so that what it reports while closing (runs it stopped) still goes out.
+func (rt *conversations) close(ctx context.Context) error {
+	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx))
+	rt.release()
+	return err
+}
+
 // localUser is the terminal user's id when no owner id is configured.
 const localUser = "local"
 
@@ -173,63 +255,25 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		}
 	}
 	tty := term.New(stdout, owner, prompt)
-
-	// The task engine, the conversations and the progress reporter refer
-	// to each other: the reporter speaks through the manager, the manager
-	// asks the engine (through the reporter's adapters), the engine tells
-	// the reporter. conv is filled in once the manager exists.
-	conv := &struct{ *conversation.Manager }{}
-	engine, release, err := newEngine(cfg, db, log, true)
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
+		// The terminal is the owner's: whoever runs fetch chat on this
+		// data directory.
+		if channel == term.Channel && userID == owner {
+			return chat.Owner
+		}
+		return ""
+	})
 	if err != nil {
 		return err
 	}
-	defer release()
-	reporter := progress.New(progress.Config{Chat: conv, Store: db, Tasks: engine, Logger: log})
-	engine.Observe(reporter)
-	pro := newProactive(cfg, db, log)
-	conv.Manager = conversation.New(conversation.Config{
-		Store:    db,
-		Senders:  map[string]chat.Sender{term.Channel: tty},
-		NoAgent:  noAgentReply,
-		Tasks:    progress.Running{Tasks: engine},
-		Resolver: reporter,
-		RoleOf: func(channel, userID string) chat.Role {
-			// The terminal is the owner's: whoever runs fetch chat on
-			// this data directory.
-			if channel == term.Channel && userID == owner {
-				return chat.Owner
-			}
-			return ""
-		},
-		Logger:    log,
-		IdleAfter: cfg.IdleAfter,
-		Scheduler: pro.sched,
-		Watcher:   pro.watch,
-		Location:  cfg.Location,
-	})
-	mgr := conv.Manager
-	if err := mgr.Open(ctx); err != nil {
+	if err := rt.open(ctx); err != nil {
 		return err
 	}
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	runErr := tty.Run(ctx, stdin, rt.mgr)
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	defer cancel()
-	// After the manager: reconciling tasks may tell conversations.
-	if err := engine.Open(ctx); err != nil {
-		mgr.Close(closeCtx)
-		return err
-	}
-	if err := pro.open(ctx, mgr); err != nil {
-		engine.Close(closeCtx)
-		mgr.Close(closeCtx)
-		return err
-	}
-	runErr := tty.Run(ctx, stdin, mgr)
-	// The engine first, so that what it reports on closing still reaches
-	// the conversations.
-	for _, err := range []error{engine.Close(closeCtx), pro.close(closeCtx), mgr.Close(closeCtx)} {
-		if err != nil && runErr == nil {
-			runErr = err
-		}
+	if err := rt.close(closeCtx); err != nil && runErr == nil {
+		runErr = err
 	}
 	return runErr
 }

@@ -459,3 +459,30 @@ func TestNotifyKeepsButtonsAndKeyAcrossRestart(t *testing.T) {
 		t.Fatalf("redelivered reply (-want +got):\n%s", diff)
 	}
 }
+
+// TestNotifyOnce: a notification handed over again under the same key (a
+// reminder repeated after a crash, or by a second process) goes out once.
+func TestNotifyOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fetch.db")
+	e := start(t, path, conversation.Config{})
+	e.say(t, "/whoami")
+	e.rec.WaitFor(t, 1)
+	for range 2 {
+		if err := e.mgr.NotifyOnce(t.Context(), conv, "remind:7:1700000000", chat.Text("⏰ Reminder: stretch")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mgr.Close(t.Context())
+	e.db.Close()
+	e2 := start(t, path, conversation.Config{})
+	if err := e2.mgr.NotifyOnce(t.Context(), conv, "remind:7:1700000000", chat.Text("⏰ Reminder: stretch")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e2.mgr.NotifyOnce(t.Context(), conv, "remind:7:1700000060", chat.Text("⏰ Reminder: stretch again")); err != nil {
+		t.Fatal(err)
+	}
+	texts := append(e.rec.Texts(), e2.rec.Texts()...)
+	if len(texts) != 3 || texts[1] != "⏰ Reminder: stretch" || texts[2] != "⏰ Reminder: stretch again" {
+		t.Fatalf("sent %q; want each key once", texts)
+	}
+}

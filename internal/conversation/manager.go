@@ -332,6 +332,13 @@ func (m *Manager) stopState(ctx context.Context, c *conv, it item) instincts.Sta
 // Notify sends a message to a conversation outside any turn (task
 // progress, reminders), through the outbox.
 func (m *Manager) Notify(ctx context.Context, conversationID string, r chat.Reply) error {
+	return m.NotifyOnce(ctx, conversationID, "", r)
+}
+
+// NotifyOnce is Notify with an idempotency key: a message whose key was
+// queued before in the conversation is not queued or sent again, so a
+// sender that may repeat itself after a crash (a reminder) repeats nothing.
+func (m *Manager) NotifyOnce(ctx context.Context, conversationID, key string, r chat.Reply) error {
 	conv, err := m.cfg.Store.Conversation(ctx, conversationID)
 	if err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
@@ -340,9 +347,14 @@ func (m *Manager) Notify(ctx context.Context, conversationID string, r chat.Repl
 	if err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
 	}
+	out.Once = key
 	ids, err := m.cfg.Store.AddOutbound(ctx, conversationID, out)
 	if err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
+	}
+	if ids[0] == 0 {
+		m.log.Debug("notification already queued", "conversation", conversationID, "key", key)
+		return nil
 	}
 	r.ID = ids[0]
 	m.deliver(ctx, m.conv(conv.ID, conv.Channel), []chat.Reply{r})

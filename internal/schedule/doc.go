@@ -13,10 +13,12 @@
 //
 // Missed runs (Fetch was not running): a one-shot job more than a minute
 // late fires once, marked late; a recurring job skips its missed runs,
-// logs and audits how many, and carries on from the next one. A reminder is
-// claimed (its next run moved on, compare-and-swap on the stored time)
-// before it is sent, so no process sends it twice; a crash between the
-// claim and the outbox write would lose that one reminder.
+// logs and audits how many, and carries on from the next one. A due job is
+// handed over first and claimed after (its next run moved on,
+// compare-and-swap on the stored time); the hand-over carries a key
+// ("remind:ID:UNIXTIME", "sched:ID:UNIXTIME") that the conversation's
+// inbox and outbox accept once, so neither a crash in between nor two
+// processes sharing the database send a reminder twice or lose it.
 //
 // Time comes from an injected Clock. The runner is one goroutine that
 // sleeps until the earliest next run (at most maxSleep, so a wall-clock jump

@@ -61,16 +61,11 @@ func (s *Scheduler) fire(ctx context.Context, d Deliverer, e Entry, now time.Tim
 	log := s.log.With("schedule", e.ID, "due", e.Next)
 	late := now.Sub(e.Next) > lateAfter
 	if e.Spec == "" {
-		// One-shot: fires once, late or not.
-		if e.Kind == instincts.Run {
-			s.deliver(ctx, d, e, late)
-		}
-		if !s.claim(ctx, e, time.Time{}, Done) {
-			return
-		}
-		if e.Kind == instincts.Reminder {
-			s.deliver(ctx, d, e, late)
-		}
+		// One-shot: fires once, late or not. It is handed over before
+		// it is claimed; the conversation drops a repeat (same key), so a
+		// crash in between repeats nothing and loses nothing.
+		s.deliver(ctx, d, e, late)
+		s.claim(ctx, e, time.Time{}, Done)
 		return
 	}
 	sched, err := instincts.ParseSpec(e.Spec)
@@ -99,17 +94,11 @@ func (s *Scheduler) fire(ctx context.Context, d Deliverer, e Entry, now time.Tim
 	if next.IsZero() {
 		state = Done
 	}
-	if e.Kind == instincts.Run {
-		// The conversation drops a run handed over twice (same external
-		// id), so hand it over before claiming: a crash in between
-		// repeats nothing.
-		s.deliver(ctx, d, e, false)
-		s.claim(ctx, e, next, state)
-		return
-	}
-	if s.claim(ctx, e, next, state) {
-		s.deliver(ctx, d, e, false)
-	}
+	// The conversation drops a run or reminder handed over twice (same
+	// key), so hand it over before claiming: a crash in between repeats
+	// nothing and loses nothing.
+	s.deliver(ctx, d, e, false)
+	s.claim(ctx, e, next, state)
 }
 
 // claim moves a job's next run on, only if nobody did since it was read
@@ -139,7 +128,7 @@ func (s *Scheduler) deliver(ctx context.Context, d Deliverer, e Entry, late bool
 		case e.Spec != "":
 			text = fmt.Sprintf("⏰ %s (schedule #%d)", e.Text, e.ID)
 		}
-		if err := d.Notify(ctx, e.ConversationID, chat.Text(text)); err != nil {
+		if err := d.NotifyOnce(ctx, e.ConversationID, fmt.Sprintf("remind:%d:%d", e.ID, e.Next.Unix()), chat.Text(text)); err != nil {
 			log.Error("schedule: send reminder", "err", err)
 		}
 		return
@@ -149,7 +138,7 @@ func (s *Scheduler) deliver(ctx context.Context, d Deliverer, e Entry, late bool
 		log.Error("schedule: run", "err", err)
 		return
 	}
-	if err := d.Notify(ctx, e.ConversationID, chat.Text(fmt.Sprintf("🔁 Schedule #%d (%s): %s", e.ID, due, e.Text))); err != nil {
+	if err := d.NotifyOnce(ctx, e.ConversationID, fmt.Sprintf("sched:%d:%d", e.ID, e.Next.Unix()), chat.Text(fmt.Sprintf("🔁 Schedule #%d (%s): %s", e.ID, due, e.Text))); err != nil {
 		log.Error("schedule: announce run", "err", err)
 	}
 	err = d.Receive(ctx, chat.Message{

@@ -51,8 +51,9 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 
 // Deliverer is what the runner needs of the conversation runtime.
 type Deliverer interface {
-	// Notify sends a reminder to a conversation.
-	Notify(ctx context.Context, conversationID string, r chat.Reply) error
+	// NotifyOnce sends a reminder to a conversation, once per key: a
+	// reminder handed over again (after a crash) is dropped.
+	NotifyOnce(ctx context.Context, conversationID, key string, r chat.Reply) error
 	// Receive hands a run's text to the pipeline as a message.
 	Receive(ctx context.Context, msg chat.Message) error
 }

@@ -85,6 +85,9 @@ func (db *DB) AddInbound(ctx context.Context, m NewInbound) (id int64, dup bool,
 type Outgoing struct {
 	Body  string
 	Extra string
+	// Once, when set, is an idempotency key: a second message with the
+	// same key in the same conversation is not queued again.
+	Once string
 }
 
 // Complete marks an inbound message handled and queues its replies in the
@@ -114,7 +117,8 @@ func (db *DB) Complete(ctx context.Context, inboundID int64, replies []Outgoing)
 }
 
 // AddOutbound queues messages that answer no particular inbound message
-// (notifications, task progress) in the outbox.
+// (notifications, task progress) in the outbox. The id of a message whose
+// Once key was queued before is 0.
 func (db *DB) AddOutbound(ctx context.Context, conversationID string, msgs ...Outgoing) ([]int64, error) {
 	var ids []int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
@@ -128,13 +132,24 @@ func (db *DB) AddOutbound(ctx context.Context, conversationID string, msgs ...Ou
 	return ids, nil
 }
 
+// addOutbound queues msgs and returns their ids; a message whose Once key
+// was queued before gets id 0 and is not queued again.
 func addOutbound(ctx context.Context, tx *sql.Tx, conv, now string, msgs []Outgoing) ([]int64, error) {
 	ids := make([]int64, 0, len(msgs))
 	for _, m := range msgs {
+		var once any
+		if m.Once != "" {
+			once = m.Once
+		}
 		res, err := tx.ExecContext(ctx,
-			"INSERT INTO messages (conversation_id, direction, body, extra, created_at) VALUES (?, 'out', ?, ?, ?)", conv, m.Body, m.Extra, now)
+			"INSERT INTO messages (conversation_id, direction, external_id, body, extra, created_at) VALUES (?, 'out', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+			conv, once, m.Body, m.Extra, now)
 		if err != nil {
 			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			ids = append(ids, 0)
+			continue
 		}
 		id, err := res.LastInsertId()
 		if err != nil {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/discord"
+	"github.com/fetch-dev/fetch/internal/redact"
+)
+
+const serveUsage = `Usage: fetch serve
+
+Run Fetch as a Discord bot. The owner (FETCH_OWNER_ID) and the users in
+FETCH_ALLOWED_IDS talk to it in direct messages; everything else on
+Discord is ignored. Replies that could not be delivered go out once at the
+next start. Logs go to stderr, with secrets redacted. Stop it with
+SIGINT or SIGTERM.
+
+Requires FETCH_DISCORD_TOKEN and FETCH_OWNER_ID; see "fetch help" for the
+other variables.
+`
+
+// closeTimeout bounds the shutdown of fetch serve.
+const closeTimeout = 15 * time.Second
+
+func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	if err := cfg.require("serve", envDiscordToken, envOwnerID); err != nil {
+		return err
+	}
+	red, err := redact.New(cfg.Secrets...)
+	if err != nil {
+		return err
+	}
+	log := slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.level(slog.LevelInfo)}), red))
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	roleOf := cfg.discordRole
+	bot, err := discord.New(discord.Config{
+		Token:     cfg.DiscordToken,
+		BaseURL:   cfg.DiscordURL,
+		Store:     db,
+		Redactor:  red,
+		RoleOf:    roleOf,
+		RateLimit: cfg.RateLimit,
+		RatePer:   cfg.RatePer,
+		// A stop always gets through, however fast the owner types.
+		Unlimited: instincts.New().IsStop,
+		Logger:    log.With("channel", discord.Channel),
+	})
+	if err != nil {
+		return err
+	}
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf)
+	if err != nil {
+		return err
+	}
+
+	closeCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	}
+	// The runtime opens first: it replays its outbox through the bot's
+	// REST side before the gateway brings new messages.
+	if err := rt.open(ctx); err != nil {
+		return err
+	}
+	if err := bot.Open(ctx, rt.mgr); err != nil {
+		cctx, cancel := closeCtx()
+		defer cancel()
+		return errors.Join(err, bot.Close(cctx), rt.close(cctx))
+	}
+	log.Info("fetch serve running", "owner", cfg.OwnerID, "allowed", len(cfg.AllowedIDs))
+	<-ctx.Done()
+
+	cctx, cancel := closeCtx()
+	defer cancel()
+	// The gateway closes first, so that nothing new arrives while the
+	// runtime finishes what it has.
+	return errors.Join(bot.Close(cctx), rt.close(cctx))
+}
+
+// discordRole tells who a Discord user is: the owner, an allowed user, or
+// nobody ("").
+func (c Config) discordRole(channel, userID string) chat.Role {
+	switch {
+	case channel != discord.Channel || userID == "":
+		return ""
+	case userID == c.OwnerID:
+		return chat.Owner
+	case slices.Contains(c.AllowedIDs, userID):
+		return chat.Allowed
+	}
+	return ""
+}
