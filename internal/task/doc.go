@@ -11,7 +11,10 @@
 // or waiting for an answer; a unique index enforces it across processes);
 // a second one is refused with a *BusyError naming the holder, or queued
 // when asked. Tasks on different workspaces run in parallel up to
-// Config.MaxParallel; more wait queued.
+// Config.MaxParallel; more wait queued. A queued task is started by whoever
+// waits for it (Wait, as fetch task run does) or, for a conversation's
+// task, by the adopting engine of fetch chat or fetch serve when a slot
+// frees.
 //
 // Each task works in its own git worktree on branch fetch/<id>, made from
 // the workspace's current commit. When a run ends, whatever it left in the
@@ -41,6 +44,8 @@
 // is read back and recorded, one the kennel has no trace of fails
 // "interrupted by restart". Each orphan is claimed with a compare-and-swap
 // on its owner, so one process settles it, and the owner hears of it once.
+// A cancel from another process sets a flag in the task's row and stops the
+// run in the kennel; the process following the run records the end.
 //
 // # Imports and concurrency
 //
