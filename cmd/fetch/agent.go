@@ -39,7 +39,9 @@ type brainDeps struct {
 	next agent.Resolver
 }
 
-func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brain, error) {
+// newBrain builds the brain; nil without OPENROUTER_API_KEY. It starts
+// nothing: call open.
+func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brain, error) {
 	if cfg.OpenRouter == "" {
 		return nil, nil
 	}
@@ -48,9 +50,6 @@ func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, 
 		return nil, err
 	}
 	ids := identity.New(filepath.Join(cfg.DataDir, identityDir), log.With("component", "identity"))
-	if err := ids.Open(ctx); err != nil {
-		return nil, err
-	}
 	b := &brain{ids: ids, client: client}
 	b.agent, err = agent.New(agent.Config{
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks,
@@ -59,10 +58,21 @@ func openBrain(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, 
 		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
 	})
 	if err != nil {
-		ids.Close(ctx)
+		client.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// open loads the identity and starts watching its files.
+func (b *brain) open(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	if err := b.ids.Open(ctx); err != nil {
+		return fmt.Errorf("brain: %w", err)
+	}
+	return nil
 }
 
 // wire puts the brain into a conversation configuration.
@@ -89,7 +99,7 @@ func (b *brain) fire(ctx context.Context, conversationID string, e modes.Event, 
 	return b.mgr.Fire(ctx, conversationID, e, reason)
 }
 
-func (b *brain) Close(ctx context.Context) error {
+func (b *brain) close(ctx context.Context) error {
 	if b == nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fetch-dev/fetch/harness"
 )
 
 // Environment variable names: the configuration contract.
@@ -37,6 +39,9 @@ const (
 	envBudgetTurnUSD   = "FETCH_BUDGET_TURN_USD"
 	envBudgetDayTokens = "FETCH_BUDGET_DAY_TOKENS"
 	envBudgetDayUSD    = "FETCH_BUDGET_DAY_USD"
+	envHarness         = "FETCH_HARNESS"
+	envTaskTimeout     = "FETCH_TASK_TIMEOUT"
+	envMaxTasks        = "FETCH_MAX_TASKS"
 )
 
 // secretEnv names the harness credentials that may be in Fetch's
@@ -69,6 +74,10 @@ const configHelp = `Configuration (environment):
   FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)
   FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
   FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
+  FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude)
+  FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
+  FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, … credentials handed to the coding CLIs (each gets only its own)
 
 Agent (the LLM loop):
   FETCH_MAX_ROUNDS          tool rounds an action may use before its final answer (default 8)
@@ -116,6 +125,30 @@ type Config struct {
 	Location *time.Location
 	// GitInterval is how often watched workspaces fetch their upstream.
 	GitInterval time.Duration
+	// Harness is the default coding CLI; TaskTimeout bounds a task run;
+	// MaxTasks bounds the tasks running at once.
+	Harness     string
+	TaskTimeout time.Duration
+	MaxTasks    int
+	// Credentials are the coding CLIs' credentials found in the
+	// environment; each CLI gets only its own.
+	Credentials harness.Credentials
+}
+
+// credentialVars name the variables that carry coding CLIs' credentials
+// and provider settings. OPENROUTER_API_KEY is not one of them: it is
+// Fetch's own and never enters the kennel.
+func credentialVars() []string {
+	return []string{
+		"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+		"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "CODEX_API_KEY",
+		"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_GEMINI_BASE_URL",
+		"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI",
+		"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "COPILOT_MODEL", "COPILOT_OFFLINE", "COPILOT_PROVIDER_API_KEY",
+		"COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_BEARER_TOKEN", "COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_WIRE_API",
+		"CURSOR_API_KEY", "DASHSCOPE_API_KEY", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "XAI_API_KEY",
+		"OPENCODE_CONFIG_CONTENT",
+	}
 }
 
 // ConfigError lists every problem found in the configuration.
@@ -148,6 +181,15 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		RatePer:      60 * time.Second,
 		Location:     time.Local,
 		GitInterval:  5 * time.Minute,
+		Harness:      or(strings.TrimSpace(getenv(envHarness)), "claude"),
+		TaskTimeout:  30 * time.Minute,
+		MaxTasks:     4,
+		Credentials:  harness.Credentials{},
+	}
+	for _, k := range credentialVars() {
+		if v := getenv(k); v != "" {
+			c.Credentials[k] = v
+		}
 	}
 	for _, name := range append([]string{envDiscordToken, envOpenRouter}, secretEnv()...) {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
@@ -231,6 +273,25 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 10s, such as 5m, or 0, got %q", envGitInterval, v))
 		} else {
 			c.GitInterval = d
+		}
+	}
+	if _, err := harness.NewRegistry().Get(harness.Name(c.Harness)); err != nil {
+		problems = append(problems, fmt.Sprintf("%s must be one of %v, got %q", envHarness, harness.NewRegistry().Names(), c.Harness))
+	}
+	if v := strings.TrimSpace(getenv(envTaskTimeout)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a positive duration such as 30m, got %q", envTaskTimeout, v))
+		} else {
+			c.TaskTimeout = d
+		}
+	}
+	if v := strings.TrimSpace(getenv(envMaxTasks)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			problems = append(problems, fmt.Sprintf("%s must be a number from 1 to 64, got %q", envMaxTasks, v))
+		} else {
+			c.MaxTasks = n
 		}
 	}
 	if len(problems) > 0 {

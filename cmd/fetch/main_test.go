@@ -13,7 +13,16 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// asFetchEnv makes the test binary behave as the fetch binary: fetch task
+// run without --wait starts itself (os.Executable) as a worker.
+const asFetchEnv = "FETCH_TEST_AS_FETCH"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asFetchEnv) == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func envOf(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }

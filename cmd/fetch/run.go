@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
+	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/term"
 )
 
@@ -32,6 +33,7 @@ const usage = `Fetch: a personal coding orchestrator you talk to.
 Usage:
   fetch chat       talk to Fetch in this terminal (reads lines from stdin)
   fetch serve      run Fetch as a Discord bot (DMs from the owner and allowed users)
+  fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
   fetch version    print the version
   fetch help       show this help
 
@@ -90,12 +92,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return exitUsage
 		}
 		err = runServe(ctx, getenv, stderr)
+	case "task":
+		err = runTask(ctx, rest, getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
 	var cfgErr *ConfigError
+	var exit *exitError
 	switch {
+	case errors.As(err, &exit):
+		return exit.code
 	case ctx.Err() != nil:
 		return exitInterrupted
 	case err == nil:
@@ -150,16 +157,50 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 // noAgentReply answers requests while no LLM is configured.
 const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " + envOpenRouter + " (and optionally " + envModel + ") and restart Fetch. Commands such as /status and /help work now."
 
-// newConversations builds the conversation runtime that every channel
-// shares, with its scheduler and watcher: fetch chat and fetch serve run
-// the same pipeline, only the senders and who is admitted differ. Open
-// the Manager, then the proactive parts; close them in reverse.
-func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, b *brain) (*conversation.Manager, *proactive) {
+// conversations is what every channel shares: the conversations, the task engine
+// with the reporter that turns its progress into messages and mode events,
+// and the proactive parts (scheduler, watcher). fetch chat and fetch serve
+// run the same pipeline; only the senders and who is admitted differ.
+type conversations struct {
+	mgr     *conversation.Manager
+	tasks   *task.Engine
+	pro     *proactive
+	brain   *brain
+	release func()
+}
+
+// newConversations builds the runtime. Nothing touches Docker before a
+// task runs, so the conversations work without it.
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
+	engine, release, err := newEngine(cfg, db, log, true)
+	if err != nil {
+		return nil, err
+	}
+	// The reporter speaks through the manager, the manager asks the engine
+	// (through the reporter's adapters), the engine tells the reporter:
+	// conv is filled in once the manager exists.
+	conv := &struct{ *conversation.Manager }{}
+	reporter := progress.New(progress.Config{Chat: conv, Store: db, Tasks: engine, Logger: log})
+	engine.Observe(reporter)
 	pro := newProactive(cfg, db, log)
+	running := progress.Running{Tasks: engine}
+	// The agent, when an LLM is configured: it resolves its own prompts
+	// (approvals) and hands task questions on to the reporter.
+	b, err := newBrain(cfg, db, log, brainDeps{
+		workspaces: agentWorkspaces{newWorkspaces(cfg, log)},
+		tasks:      agentTasks{e: engine, running: running},
+		next:       reporter,
+	})
+	if err != nil {
+		release()
+		return nil, err
+	}
 	c := conversation.Config{
 		Store:     db,
 		Senders:   senders,
 		NoAgent:   noAgentReply,
+		Tasks:     running,
+		Resolver:  reporter,
 		RoleOf:    roleOf,
 		Logger:    log,
 		IdleAfter: cfg.IdleAfter,
@@ -168,9 +209,47 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Location:  cfg.Location,
 	}
 	b.wire(&c)
-	mgr := conversation.New(c)
-	b.attach(mgr)
-	return mgr, pro
+	conv.Manager = conversation.New(c)
+	b.attach(conv.Manager)
+	return &conversations{mgr: conv.Manager, tasks: engine, pro: pro, brain: b, release: release}, nil
+}
+
+// open starts the Manager (it replays its outbox), then the task engine
+// (reconciling tasks after a restart may tell conversations), then the
+// proactive parts. On failure, what was opened is closed again.
+func (rt *conversations) open(ctx context.Context) error {
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	// The agent first: the Manager may hand it replayed messages.
+	if err := rt.brain.open(ctx); err != nil {
+		rt.release()
+		return err
+	}
+	if err := rt.mgr.Open(ctx); err != nil {
+		err = errors.Join(err, rt.brain.close(closeCtx))
+		rt.release()
+		return err
+	}
+	if err := rt.tasks.Open(ctx); err != nil {
+		err = errors.Join(err, rt.mgr.Close(closeCtx), rt.brain.close(closeCtx))
+		rt.release()
+		return err
+	}
+	if err := rt.pro.open(ctx, rt.mgr); err != nil {
+		err = errors.Join(err, rt.tasks.Close(closeCtx), rt.mgr.Close(closeCtx), rt.brain.close(closeCtx))
+		rt.release()
+		return err
+	}
+	return nil
+}
+
+// close stops what open started, in reverse; the engine before the Manager,
+// so that what it reports while closing (runs it stopped) still goes out,
+// and the agent last.
+func (rt *conversations) close(ctx context.Context) error {
+	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
+	rt.release()
+	return err
 }
 
 // localUser is the terminal user's id when no owner id is configured.
@@ -199,33 +278,25 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		}
 	}
 	tty := term.New(stdout, owner, prompt)
-	b, err := openBrain(ctx, cfg, db, log, brainDeps{})
-	if err != nil {
-		return err
-	}
-	defer b.Close(context.WithoutCancel(ctx))
-	mgr, pro := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
 		// The terminal is the owner's: whoever runs fetch chat on this
 		// data directory.
 		if channel == term.Channel && userID == owner {
 			return chat.Owner
 		}
 		return ""
-	}, b)
-	if err := mgr.Open(ctx); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	if err := rt.open(ctx); err != nil {
+		return err
+	}
+	runErr := tty.Run(ctx, stdin, rt.mgr)
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	defer cancel()
-	if err := pro.open(ctx, mgr); err != nil {
-		mgr.Close(closeCtx)
-		return err
-	}
-	runErr := tty.Run(ctx, stdin, mgr)
-	for _, err := range []error{pro.close(closeCtx), mgr.Close(closeCtx)} {
-		if err != nil && runErr == nil {
-			runErr = err
-		}
+	if err := rt.close(closeCtx); err != nil && runErr == nil {
+		runErr = err
 	}
 	return runErr
 }

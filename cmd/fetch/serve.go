@@ -64,30 +64,23 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	b, err := openBrain(ctx, cfg, db, log, brainDeps{})
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf)
 	if err != nil {
 		return err
 	}
-	defer b.Close(context.WithoutCancel(ctx))
-	mgr, pro := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, b)
 
 	closeCtx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	}
 	// The runtime opens first: it replays its outbox through the bot's
 	// REST side before the gateway brings new messages.
-	if err := mgr.Open(ctx); err != nil {
+	if err := rt.open(ctx); err != nil {
 		return err
 	}
-	if err := pro.open(ctx, mgr); err != nil {
+	if err := bot.Open(ctx, rt.mgr); err != nil {
 		cctx, cancel := closeCtx()
 		defer cancel()
-		return errors.Join(err, mgr.Close(cctx))
-	}
-	if err := bot.Open(ctx, mgr); err != nil {
-		cctx, cancel := closeCtx()
-		defer cancel()
-		return errors.Join(err, bot.Close(cctx), pro.close(cctx), mgr.Close(cctx))
+		return errors.Join(err, bot.Close(cctx), rt.close(cctx))
 	}
 	log.Info("fetch serve running", "owner", cfg.OwnerID, "allowed", len(cfg.AllowedIDs))
 	<-ctx.Done()
@@ -96,7 +89,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	defer cancel()
 	// The gateway closes first, so that nothing new arrives while the
 	// runtime finishes what it has.
-	return errors.Join(bot.Close(cctx), pro.close(cctx), mgr.Close(cctx))
+	return errors.Join(bot.Close(cctx), rt.close(cctx))
 }
 
 // discordRole tells who a Discord user is: the owner, an allowed user, or

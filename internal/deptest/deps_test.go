@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"internal/agent":        {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "modes", "instincts"},
 	"internal/schedule":     {"internal/store", "internal/chat", "instincts"},
 	"internal/watch":        {"internal/store", "internal/chat", "instincts"},
+	"internal/progress":     {"internal/chat", "internal/store", "internal/task", "harness", "instincts", "modes"},
 	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes"},
 	"internal/term":         {"internal/chat"},
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},

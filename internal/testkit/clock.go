@@ -93,3 +93,32 @@ func (c *Clock) NextTimer(t testing.TB) time.Time {
 		}
 	}
 }
+
+// WaitSleepers waits until at least n timers are pending beyond the
+// clock's time: with n goroutines each sleeping on one timer when idle,
+// that is when all of them have finished what the last Set woke them for.
+// It fails the test after a generous real-time deadline.
+func (c *Clock) WaitSleepers(t testing.TB, n int) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		c.mu.Lock()
+		pending := 0
+		for _, w := range c.waiters {
+			if w.at.After(c.now) {
+				pending++
+			}
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		if pending >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("%d of %d timers pending", pending, n)
+			return
+		}
+	}
+}

@@ -16,6 +16,7 @@
 //	[scenario:ignore-int]  ignore SIGINT and hang
 //	[scenario:question]    ask a question (QUESTION: line) and exit 0; a resume with the answer edits and succeeds
 //	[scenario:huge:N]      write N MiB (default 16) of valid text events, then succeed
+//	[scenario:slow:N]      say "Still working" once a second for N seconds (default 5), then succeed
 //	[scenario:secret]      print fake tokens and the CLI's own credential in its output, then succeed
 //	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)
 //

@@ -262,6 +262,18 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		for n := 0; n < mib<<20; n += len(chunk) {
 			em.text(chunk)
 		}
+	case "slow":
+		// Work for N seconds (default 5), saying so each second, then
+		// succeed: a run that outlives a restart of Fetch.
+		secs := 5
+		if sc.arg >= 0 {
+			secs = sc.arg
+		}
+		em.start()
+		for i := range secs {
+			em.text(fmt.Sprintf("Still working (%d/%d).", i+1, secs))
+			time.Sleep(time.Second)
+		}
 	case "secret":
 		em.start()
 		leak := "Found credentials: " + fakeAnthropicKey + " and " + fakeGitHubToken

@@ -1,0 +1,443 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/progress"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
+	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+const taskUsage = `Usage:
+  fetch task run --workspace W [--harness H] [--queue] [--wait] "goal"
+  fetch task ls [--all] [--workspace W]
+  fetch task show [--json] ID
+  fetch task log [--json] ID
+  fetch task cancel ID
+  fetch task answer ID "answer"
+  fetch task discard ID
+
+run starts a coding harness on a goal in workspace W (a directory under
+$FETCH_WORKSPACES), on its own branch fetch/ID, and prints the task id.
+--queue queues the task when the workspace is busy instead of refusing.
+--wait follows the task to its end, printing its steps; the exit code
+then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
+waiting for an answer, 3 cancelled.
+
+A task's worktree and branch stay after it ends, for review, until the
+branch is merged or pushed (fetch chat then removes the worktree) or the
+task is discarded, which deletes both.
+
+The commands work on the same data directory as a running fetch chat or
+fetch serve: the database is the single source of truth.
+`
+
+// exitError carries an exit code chosen by a command, with nothing more to
+// print.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// taskEnv are the variables a task worker inherits from its parent's
+// configuration.
+var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks}
+
+func runTask(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stdout, taskUsage)
+		if len(args) == 0 {
+			return fmt.Errorf("%w: a subcommand is required", errUsage)
+		}
+		return nil
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	// The engine's goroutines print a followed task's steps while this one
+	// prints too.
+	stdout = &lockedWriter{w: stdout}
+	sub, rest := args[0], args[1:]
+	fs := flag.NewFlagSet("fetch task "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		ws      = fs.String("workspace", "", "workspace name")
+		hname   = fs.String("harness", "", "harness")
+		wait    = fs.Bool("wait", false, "follow the task to its end")
+		queue   = fs.Bool("queue", false, "queue when the workspace is busy")
+		asJSON  = fs.Bool("json", false, "JSON output")
+		all     = fs.Bool("all", false, "list every task, not only the last 20")
+		showAll = fs.Bool("help", false, "help")
+	)
+	pos, err := parseInterleaved(fs, rest)
+	if err != nil || *showAll {
+		if *showAll {
+			fmt.Fprint(stdout, taskUsage)
+			return nil
+		}
+		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, taskUsage)
+	}
+	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1}
+	n, known := want[sub]
+	if !known {
+		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
+	}
+	if len(pos) != n {
+		return fmt.Errorf("%w: %s takes %d argument(s), got %d\n\n%s", errUsage, sub, n, len(pos), taskUsage)
+	}
+
+	log := newLogger(stderr, cfg.level(slog.LevelWarn))
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// run --wait, the one command that stays to the end of something the
+	// user started, also follows the runs that killed processes left.
+	adopt := sub == "run" && *wait
+	var obs task.Observer
+	if adopt || sub == "follow" || sub == "answer" {
+		obs = &printer{w: stdout}
+	}
+	engine, release, err := newEngine(cfg, db, log, adopt)
+	if err != nil {
+		return err
+	}
+	defer release()
+	engine.Observe(obs)
+	if err := engine.Open(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		engine.Close(closeCtx)
+	}()
+
+	switch sub {
+	case "run":
+		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Queue: *queue, Defer: !*wait})
+		if err != nil {
+			return err
+		}
+		if !*wait {
+			if err := spawnWorker(cfg, getenv, t.ID); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s\n", t.ID)
+			return nil
+		}
+		fmt.Fprintf(stdout, "Task %s %s on %s (%s), branch %s\n", t.ID, t.State, t.Workspace, t.Harness, t.Branch)
+		return waitTask(ctx, engine, t.ID, stdout)
+	case "follow":
+		// The worker behind fetch task run without --wait.
+		t, err := engine.Start(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if t.State != task.Running {
+			log.Info("task stays queued", "task", t.ID)
+			return nil
+		}
+		return waitTask(ctx, engine, t.ID, stdout)
+	case "ls":
+		f := task.Filter{Workspace: *ws, Limit: 20}
+		if *all {
+			f.Limit = 100000
+		}
+		ts, err := engine.List(ctx, f)
+		if err != nil {
+			return err
+		}
+		printList(stdout, ts, time.Now())
+	case "show":
+		t, err := engine.Get(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(stdout, t)
+		}
+		printTask(stdout, t)
+	case "log":
+		if *asJSON {
+			return engine.Export(ctx, pos[0], stdout)
+		}
+		return engine.Log(ctx, pos[0], func(le task.LogEntry) error {
+			fmt.Fprintln(stdout, logLine(le))
+			return nil
+		})
+	case "cancel":
+		if err := engine.Cancel(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Task %s cancelled.\n", pos[0])
+	case "discard":
+		if err := engine.Discard(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Task %s discarded: its worktree and branch are deleted.\n", pos[0])
+	case "answer":
+		t, err := engine.Get(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if t.State != task.WaitingInput {
+			return fmt.Errorf("task %s is %s, not waiting for an answer", t.ID, t.State)
+		}
+		if err := engine.Respond(ctx, t.ID, pos[1]); err != nil {
+			return err
+		}
+		if t.ConversationID != "" {
+			// The conversation's open prompt for this question is
+			// answered here.
+			if p, err := db.OpenPrompt(ctx, t.ConversationID); err == nil && strings.Contains(p.Action, `"`+t.ID+`"`) {
+				db.ResolvePrompt(ctx, p.ID, pos[1])
+			}
+		}
+		fmt.Fprintf(stdout, "Task %s resumed with your answer.\n", t.ID)
+		return waitTask(ctx, engine, t.ID, stdout)
+	}
+	return nil
+}
+
+// parseInterleaved parses flags that may come after positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// waitTask follows a task this process runs until it ends or asks, and
+// turns its state into the exit code.
+func waitTask(ctx context.Context, engine *task.Engine, id string, stdout io.Writer) error {
+	t, err := engine.Wait(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, strings.TrimSpace(progress.Result(t).Text))
+	if t.State == task.WaitingInput {
+		fmt.Fprintf(stdout, "\n❓ %s\nAnswer with: fetch task answer %s \"…\"\n", t.Question, t.ID)
+	}
+	if code := t.State.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// spawnWorker starts `fetch task follow ID` in its own session, so that
+// the task runs on after this command returns. Its output goes to
+// DataDir/tasks/ID.out.
+func spawnWorker(cfg Config, getenv func(string) string, id string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("start task worker: %w", err)
+	}
+	dir := filepath.Join(cfg.DataDir, "tasks")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("start task worker: %w", err)
+	}
+	out, err := os.OpenFile(filepath.Join(dir, id+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("start task worker: %w", err)
+	}
+	defer out.Close()
+	cmd := exec.Command(self, "task", "follow", id)
+	cmd.Env = os.Environ()
+	for _, k := range taskEnv {
+		if v := getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	for k, v := range cfg.Credentials {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start task worker: %w", err)
+	}
+	return cmd.Process.Release()
+}
+
+// printer writes a followed task's steps to the terminal.
+type printer struct{ w io.Writer }
+
+func (p *printer) TaskUpdate(_ context.Context, u task.Update) {
+	switch u.Kind {
+	case task.Started:
+		if u.Task.Runs > 1 {
+			fmt.Fprintf(p.w, "Resumed (run %d)\n", u.Task.Runs)
+		}
+	case task.Reattached:
+		fmt.Fprintf(p.w, "Task %s is still running after a restart; following it again\n", u.Task.ID)
+	case task.Progress:
+		if u.Event != nil {
+			if s := progress.Step(*u.Event); s != "" {
+				fmt.Fprintln(p.w, "  "+s)
+			}
+		}
+	case task.Asked, task.Ended:
+	}
+}
+
+func printList(w io.Writer, ts []task.Task, now time.Time) {
+	if len(ts) == 0 {
+		fmt.Fprintln(w, "No tasks.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tWORKSPACE\tHARNESS\tCREATED\tGOAL")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\n", t.ID, t.State, t.Workspace, t.Harness, now.Sub(t.CreatedAt).Round(time.Second), oneLineClip(t.Goal, 60))
+	}
+	tw.Flush()
+}
+
+func printTask(w io.Writer, t task.Task) {
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	row("Task", t.ID)
+	row("State", string(t.State))
+	row("Workspace", t.Workspace)
+	row("Harness", t.Harness)
+	row("Goal", t.Goal)
+	row("Branch", t.Branch)
+	row("Worktree", t.Worktree)
+	row("Created", t.CreatedAt.Local().Format(time.DateTime))
+	if !t.StartedAt.IsZero() {
+		row("Started", t.StartedAt.Local().Format(time.DateTime))
+	}
+	if !t.EndedAt.IsZero() {
+		row("Ended", fmt.Sprintf("%s (took %s)", t.EndedAt.Local().Format(time.DateTime), t.EndedAt.Sub(t.StartedAt).Round(time.Second)))
+	}
+	if t.ExitCode >= 0 {
+		row("Exit code", fmt.Sprint(t.ExitCode))
+	}
+	row("Question", t.Question)
+	row("Summary", t.Summary)
+	row("Error", t.Error)
+	row("Patch", t.PatchPath)
+	tw.Flush()
+	if len(t.Files) > 0 {
+		fmt.Fprintf(w, "Files (+%d −%d):\n", t.Added(), t.Removed())
+		for _, f := range t.Files {
+			fmt.Fprintf(w, "  %s +%d −%d\n", f.Path, f.Added, f.Removed)
+		}
+	}
+	if len(t.Commits) > 0 {
+		fmt.Fprintln(w, "Commits:")
+		for _, c := range t.Commits {
+			fmt.Fprintf(w, "  %.12s %s\n", c.Hash, c.Subject)
+		}
+	}
+	if t.State == task.Failed && t.StderrTail != "" {
+		fmt.Fprintf(w, "Stderr (end):\n%s\n", strings.TrimRight(t.StderrTail, "\n"))
+	}
+}
+
+func logLine(le task.LogEntry) string {
+	return fmt.Sprintf("%s %-12s %s", le.At.Local().Format("15:04:05.000"), le.Kind, oneLineClip(string(le.Data), 200))
+}
+
+func oneLineClip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// newEngine builds the task engine over the kennel; release closes the
+// Docker client after the engine was closed. adopt: on Open, the engine
+// follows the runs of Fetch processes that died. Nothing touches Docker
+// before a task runs, so fetch chat works without it.
+func newEngine(cfg Config, db *store.DB, log *slog.Logger, adopt bool) (engine *task.Engine, release func(), err error) {
+	docker, err := kennel.NewDockerClient("")
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := kennel.New(docker, kennel.Config{Image: cfg.KennelImage}, log)
+	if err != nil {
+		docker.Close()
+		return nil, nil, err
+	}
+	harnesses := harness.NewRegistry()
+	engine = task.New(task.Config{
+		Store:          db,
+		Workspaces:     newWorkspaces(cfg, log),
+		Runner:         &task.KennelRunner{Kennel: k, Harnesses: harnesses, Credentials: cfg.Credentials},
+		Harnesses:      harnesses,
+		DefaultHarness: harness.Name(cfg.Harness),
+		MaxParallel:    cfg.MaxTasks,
+		Timeout:        cfg.TaskTimeout,
+		PatchDir:       filepath.Join(cfg.DataDir, "patches"),
+		Adopt:          adopt,
+		Logger:         log,
+	})
+	return engine, func() { docker.Close() }, nil
+}
+
+// newWorkspaces is the workspace registry. When Fetch runs as root, the
+// workspaces belong to the kennel's user, who must write them.
+func newWorkspaces(cfg Config, log *slog.Logger) *workspace.Registry {
+	ws := workspace.New(cfg.Workspaces, log)
+	uidStr, gidStr, _ := strings.Cut(kennel.DefaultUser, ":")
+	uid, err1 := strconv.Atoi(uidStr)
+	gid, err2 := strconv.Atoi(gidStr)
+	if err1 == nil && err2 == nil {
+		ws.RunAs(uid, gid)
+	}
+	return ws
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

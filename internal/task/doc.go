@@ -1,0 +1,57 @@
+// Package task is Fetch's task engine: it turns "do this in that
+// workspace" into a tracked, stoppable, recoverable run of a coding
+// harness in the kennel, on its own branch, with a reviewable result.
+//
+// # Lifecycle
+//
+// A task is queued, running, waiting_input, succeeded, failed, cancelled
+// or needs_attention (state.go). Every transition and every harness event
+// is appended to the task's event log in SQLite (task_events), exportable
+// as JSONL (Engine.Export). One task at a time holds a workspace (running
+// or waiting for an answer; a unique index enforces it across processes);
+// a second one is refused with a *BusyError naming the holder, or queued
+// when asked. Tasks on different workspaces run in parallel up to
+// Config.MaxParallel; more wait queued. A queued task is started by whoever
+// waits for it (Wait, as fetch task run does) or, for a conversation's
+// task, by the adopting engine of fetch chat or fetch serve when a slot
+// frees.
+//
+// Each task works in its own git worktree on branch fetch/<id>, made from
+// the workspace's current commit. When a run ends, whatever it left in the
+// worktree is committed to that branch, and the branch's files (with line
+// counts), commits and diff are recorded, the diff also as PatchDir/ID.patch.
+// The worktree stays until its branch is merged, pushed or discarded
+// (workspace.RemoveWorktree): work that exists nowhere else is never
+// deleted.
+//
+// A run that ends with a question puts the task in waiting_input; Respond
+// resumes the harness's session with the answer. Cancel stops the run
+// through the kennel and marks the task cancelled; a run that ends after a
+// cancel never counts as a success. A run is stopped when it passes its
+// wall-time limit (Config.Timeout, per run) or its output passes
+// Config.OutputCap.
+//
+// # Processes and recovery
+//
+// SQLite is the single source of truth: fetch chat, fetch serve and fetch
+// task commands share one database. A task records its owner, the Fetch
+// process following its run ("pid:start"). Close stops the runs it
+// follows, as the kennel stops a run whose follower goes away; a process
+// that dies without Close (kill -9, a crash) leaves its runs going in the
+// kennel, each teeing its output to a log there. An engine opened with
+// Config.Adopt reconciles running tasks whose owner is gone: a run still
+// going is followed again through its log in the kennel, one that ended
+// is read back and recorded, one the kennel has no trace of fails
+// "interrupted by restart". Each orphan is claimed with a compare-and-swap
+// on its owner, so one process settles it, and the owner hears of it once.
+// A cancel from another process sets a flag in the task's row and stops the
+// run in the kennel; the process following the run records the end.
+//
+// # Imports and concurrency
+//
+// task imports harness (events, outcomes, adapters), kennel (KennelRunner),
+// workspace and store. An Engine is safe for concurrent use. Open starts
+// the goroutines that follow runs (one per run, plus one writing its
+// events); Close cancels and waits for them. Observer.TaskUpdate is called
+// from those goroutines, in order per task.
+package task

@@ -1,0 +1,56 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// LogEntry is one entry of a task's event log: a state transition (Kind
+// "state") or a harness event (Kind is the event's kind).
+type LogEntry struct {
+	Seq  int64           `json:"seq"`
+	At   time.Time       `json:"at"`
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Log calls fn for each entry of a task's event log, oldest first.
+func (e *Engine) Log(ctx context.Context, id string, fn func(LogEntry) error) error {
+	if _, err := e.Get(ctx, id); err != nil {
+		return err
+	}
+	rows, err := e.db.QueryContext(ctx, "SELECT id, at, kind, data FROM "+eventsTable+" WHERE task_id = ? ORDER BY id", id)
+	if err != nil {
+		return fmt.Errorf("task: log %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var le LogEntry
+		var at, data string
+		if err := rows.Scan(&le.Seq, &at, &le.Kind, &data); err != nil {
+			return fmt.Errorf("task: log %s: %w", id, err)
+		}
+		le.At, le.Data = parseTime(at), json.RawMessage(data)
+		if err := fn(le); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("task: log %s: %w", id, err)
+	}
+	return nil
+}
+
+// Export writes a task's event log as JSON lines.
+func (e *Engine) Export(ctx context.Context, id string, w io.Writer) error {
+	enc := json.NewEncoder(w)
+	return e.Log(ctx, id, func(le LogEntry) error {
+		if err := enc.Encode(le); err != nil {
+			return fmt.Errorf("task: export %s: %w", id, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,343 @@
+package task_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/task"
+	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+// testInstance labels this package's kennel containers.
+const testInstance = "fetch-task-test"
+
+// newKennel returns a kennel on the harness test image (the scripted fake
+// CLIs) and a runner over it.
+func newKennel(t testing.TB) (*kennel.Kennel, *task.KennelRunner) {
+	t.Helper()
+	docker := testkit.RequireDocker(t)
+	image := testkit.HarnessImage(t)
+	k, err := kennel.New(docker, kennel.Config{Image: image, Instance: testInstance, Grace: time.Second}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, &task.KennelRunner{Kennel: k, Harnesses: harness.NewRegistry(), Credentials: harness.Credentials{"ANTHROPIC_API_KEY": "sk-test"}}
+}
+
+// workspace creates a workspace whose kennel container is removed after
+// the test.
+func (e *testEngine) workspace(t testing.TB, k *kennel.Kennel, name string) string {
+	t.Helper()
+	info, err := e.ws.Create(t.Context(), name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		k.Remove(ctx, info.Path)
+	})
+	return info.Path
+}
+
+func wait(t testing.TB, e *testEngine, id string) task.Task {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	got, err := e.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func gitOut(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestSucceededWithBranchDiffAndSummary(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{})
+	wsPath := e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{ConversationID: "c1", Workspace: "app", Goal: "note that it works [file:notes/DONE.md]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.State != task.Running || created.Branch != "fetch/"+created.ID {
+		t.Fatalf("created = %+v", created)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.Succeeded || got.ExitCode != 0 || got.Summary == "" || got.Error != "" {
+		t.Fatalf("task = %+v", got)
+	}
+	if len(got.Files) != 1 || got.Files[0].Path != "notes/DONE.md" || got.Files[0].Added != 1 {
+		t.Fatalf("files = %+v", got.Files)
+	}
+	if len(got.Commits) != 1 || !strings.Contains(got.Patch, "+fake claude was here") {
+		t.Fatalf("commits %+v, patch:\n%s", got.Commits, got.Patch)
+	}
+	patch, err := os.ReadFile(got.PatchPath)
+	if err != nil || string(patch) != got.Patch {
+		t.Fatalf("patch file %s: %v", got.PatchPath, err)
+	}
+	// The work is on the branch, not on the workspace's own branch.
+	if out := gitOut(t, wsPath, "show", got.Branch+":notes/DONE.md"); !strings.Contains(out, "fake claude was here") {
+		t.Fatalf("branch content = %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(wsPath, "notes")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the workspace's main tree changed: %v", err)
+	}
+	// The event log holds the transitions and the harness events, as JSONL.
+	var buf bytes.Buffer
+	if err := e.Export(t.Context(), got.ID, &buf); err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	kinds := map[string]int{}
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		var le task.LogEntry
+		if err := json.Unmarshal(sc.Bytes(), &le); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		kinds[le.Kind]++
+		if le.Kind == "state" {
+			var s struct{ To string }
+			json.Unmarshal(le.Data, &s)
+			states = append(states, s.To)
+		}
+	}
+	if strings.Join(states, ",") != "running,succeeded" || kinds["result"] != 1 || kinds["tool_use"]+kinds["command"] == 0 {
+		t.Fatalf("log: states %v, kinds %v", states, kinds)
+	}
+	e.obs.waitFor(t, got.ID, func(u task.Update) bool { return u.Kind == task.Ended })
+	ups := e.obs.of(got.ID)
+	if ups[0].Kind != task.Started || ups[len(ups)-1].Kind != task.Ended {
+		t.Fatalf("updates: first %s, last %s", ups[0].Kind, ups[len(ups)-1].Kind)
+	}
+}
+
+func TestFailedWithExitCodeAndStderr(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{})
+	e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "break [scenario:fail:3]", Harness: "codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.Failed || got.ExitCode != 3 || !strings.Contains(got.StderrTail, "fake failure requested by the scenario") || got.Error == "" {
+		t.Fatalf("task = %+v", got)
+	}
+}
+
+// runningTask starts a task that hangs and waits until its CLI is at work.
+func runningTask(t testing.TB, e *testEngine, ws, harnessName string) task.Task {
+	t.Helper()
+	created, err := e.Create(t.Context(), task.Request{Workspace: ws, Goal: "run the long suite [scenario:hang]", Harness: harnessName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.obs.waitFor(t, created.ID, progressWith(harness.KindCommand))
+	got, err := e.Get(t.Context(), created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// assertGone checks that the kennel has no live process of a run.
+func assertGone(t testing.TB, k *kennel.Kennel, wsPath, runID string) {
+	t.Helper()
+	st, err := k.Task(t.Context(), wsPath, runID)
+	if err != nil && !errors.Is(err, kennel.ErrNoTask) {
+		t.Fatal(err)
+	}
+	if st.Running || len(st.Pids) > 0 {
+		t.Fatalf("run %s still has processes: %+v", runID, st)
+	}
+}
+
+func TestCancelMidRun(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{})
+	wsPath := e.workspace(t, k, "app")
+	running := runningTask(t, e, "app", "claude")
+	if err := e.Cancel(t.Context(), running.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, running.ID)
+	if got.State != task.Cancelled || got.Summary != "" {
+		t.Fatalf("task = %+v", got)
+	}
+	assertGone(t, k, wsPath, got.RunID)
+	if err := e.Cancel(t.Context(), running.ID); !errors.Is(err, task.ErrState) {
+		t.Fatalf("second cancel: %v; want ErrState", err)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{timeout: 3 * time.Second})
+	wsPath := e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "never ends [scenario:ignore-int]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.Failed || !got.TimedOut || !strings.Contains(got.Error, "timed out after 3s") {
+		t.Fatalf("task = %+v", got)
+	}
+	assertGone(t, k, wsPath, got.RunID)
+}
+
+func TestQuestionAnswerResume(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{})
+	wsPath := e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "update the notes [scenario:question]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := wait(t, e, created.ID)
+	if asked.State != task.WaitingInput || !strings.Contains(asked.Question, "append to FETCH_DONE.md or replace") || asked.SessionID == "" {
+		t.Fatalf("task = %+v", asked)
+	}
+	// The workspace stays held while the task waits.
+	if _, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "other"}); !errors.Is(err, task.ErrBusy) {
+		t.Fatalf("second task while waiting: %v; want ErrBusy", err)
+	}
+	if err := e.Respond(t.Context(), asked.ID, "append please"); err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, asked.ID)
+	if got.State != task.Succeeded || got.Runs != 2 || got.SessionID != asked.SessionID {
+		t.Fatalf("task = %+v", got)
+	}
+	content := gitOut(t, wsPath, "show", got.Branch+":FETCH_DONE.md")
+	if !strings.Contains(content, "answer: append please") {
+		t.Fatalf("FETCH_DONE.md on the branch = %q", content)
+	}
+	if err := e.Respond(t.Context(), got.ID, "again"); !errors.Is(err, task.ErrState) {
+		t.Fatalf("answer after the end: %v; want ErrState", err)
+	}
+}
+
+func TestParallelWorkspacesAndBusy(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{maxParallel: 2})
+	e.workspace(t, k, "one")
+	e.workspace(t, k, "two")
+	e.workspace(t, k, "three")
+	first := runningTask(t, e, "one", "claude")
+	second := runningTask(t, e, "two", "gemini")
+	for _, id := range []string{first.ID, second.ID} {
+		if got, _ := e.Get(t.Context(), id); got.State != task.Running {
+			t.Fatalf("%s is %s; want both running at once", id, got.State)
+		}
+	}
+	_, err := e.Create(t.Context(), task.Request{Workspace: "one", Goal: "more"})
+	var busy *task.BusyError
+	if !errors.As(err, &busy) || busy.TaskID != first.ID || !strings.Contains(err.Error(), first.ID) {
+		t.Fatalf("task on a busy workspace: %v; want a refusal naming %s", err, first.ID)
+	}
+	queued, err := e.Create(t.Context(), task.Request{Workspace: "one", Goal: "after it [file:AFTER.md]", Queue: true})
+	if err != nil || queued.State != task.Queued {
+		t.Fatalf("queued = %+v, %v", queued, err)
+	}
+	// A free workspace over the parallel limit waits its turn too.
+	overLimit, err := e.Create(t.Context(), task.Request{Workspace: "three", Goal: "over the limit"})
+	if err != nil || overLimit.State != task.Queued {
+		t.Fatalf("over the limit = %+v, %v", overLimit, err)
+	}
+	if err := e.Cancel(t.Context(), first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := wait(t, e, queued.ID); got.State != task.Succeeded {
+		t.Fatalf("queued task = %+v", got)
+	}
+	if err := e.Cancel(t.Context(), second.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := wait(t, e, overLimit.ID); got.State != task.Succeeded {
+		t.Fatalf("task over the limit = %+v", got)
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{outputCap: 256 << 10})
+	wsPath := e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "talk a lot [scenario:huge:64]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.Failed || !strings.Contains(got.Error, "output went over") {
+		t.Fatalf("task = %+v", got)
+	}
+	assertGone(t, k, wsPath, got.RunID)
+	var stored int
+	e.Log(t.Context(), got.ID, func(le task.LogEntry) error { stored += len(le.Data); return nil })
+	if stored > 300<<10 {
+		t.Fatalf("%d bytes of events stored; the cap is 256 KiB", stored)
+	}
+}
+
+func TestWorktreeKeptUntilMergedOrDiscarded(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{})
+	wsPath := e.workspace(t, k, "app")
+	var ids []string
+	for range 2 {
+		created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "note it"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := wait(t, e, created.ID); got.State != task.Succeeded {
+			t.Fatalf("task = %+v", got)
+		}
+		ids = append(ids, created.ID)
+	}
+	// Neither branch is merged or pushed: nothing is pruned.
+	if pruned, err := e.Prune(t.Context()); err != nil || len(pruned) != 0 {
+		t.Fatalf("prune before merging: %v, %v", pruned, err)
+	}
+	first, _ := e.Get(t.Context(), ids[0])
+	gitOut(t, wsPath, "merge", "--ff-only", first.Branch)
+	pruned, err := e.Prune(t.Context())
+	if err != nil || len(pruned) != 1 || pruned[0] != ids[0] {
+		t.Fatalf("prune after merging the first: %v, %v", pruned, err)
+	}
+	if _, err := os.Stat(first.Worktree); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("merged worktree still there: %v", err)
+	}
+	second, _ := e.Get(t.Context(), ids[1])
+	if _, err := os.Stat(second.Worktree); err != nil {
+		t.Fatalf("unmerged worktree gone: %v", err)
+	}
+	if err := e.Discard(t.Context(), ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if out := gitOut(t, wsPath, "branch", "--list", second.Branch); out != "" {
+		t.Fatalf("discarded branch still there: %q", out)
+	}
+}

@@ -1,0 +1,407 @@
+package task
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/store"
+)
+
+// eventBuffer is how many harness events wait for the event log writer.
+// When it is full, the runner's callback waits: the CLI's output backs up
+// in the kennel's pipes, and no event is dropped.
+const eventBuffer = 256
+
+// maxBatch bounds the events written in one transaction.
+const maxBatch = 64
+
+// Retrying a batch of events the database refused as busy.
+const (
+	maxWriteAttempts = 10
+	writeBackoff     = 50 * time.Millisecond
+)
+
+// maxStoredPatch bounds the diff kept in the database; the patch file has
+// all of it.
+const maxStoredPatch = 1 << 20
+
+// cleanupTimeout bounds the work after a run ended (git, the store) when
+// the engine is closing.
+const cleanupTimeout = 30 * time.Second
+
+// follow starts the goroutine that runs (or, with attach, re-attaches to)
+// a task in state Running owned by this process.
+func (e *Engine) follow(t Task, attach bool) {
+	e.mu.Lock()
+	for {
+		if e.closed || e.ctx == nil {
+			e.mu.Unlock()
+			return
+		}
+		prev, ok := e.runs[t.ID]
+		if !ok {
+			break
+		}
+		// The task's previous run (the one that asked the question being
+		// answered) is still recording its end: wait for it.
+		e.mu.Unlock()
+		<-prev.done
+		e.mu.Lock()
+	}
+	ctx, cancel := context.WithCancelCause(e.ctx)
+	r := &run{cancel: cancel, done: make(chan struct{})}
+	e.runs[t.ID] = r
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.runs, t.ID)
+			e.mu.Unlock()
+			cancel(nil)
+			close(r.done)
+		}()
+		ended := e.drive(ctx, t, attach)
+		if ended {
+			e.startQueued(ctx)
+		}
+	}()
+}
+
+// drive runs one run of a task to its end and records the result. It
+// reports whether the task released its workspace.
+func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
+	log := e.log.With("task", t.ID, "workspace", t.Workspace)
+	wsPath, err := e.cfg.Workspaces.Path(t.Workspace)
+	if err != nil {
+		return e.finish(ctx, t, Failed, "workspace: "+err.Error())
+	}
+	if !attach {
+		if t.Worktree == "" {
+			wt, err := e.cfg.Workspaces.AddWorktree(ctx, t.Workspace, t.ID)
+			if err != nil {
+				log.Error("add worktree", "err", err)
+				return e.finish(ctx, t, Failed, "could not make the task's branch: "+err.Error())
+			}
+			t.Worktree, t.Branch, t.Base, t.BaseBranch = wt.Path, wt.Branch, wt.Base, wt.BaseBranch
+		}
+		t.Runs++
+		t.RunID = runID(t.ID, t.Runs)
+		t.RunStartedAt = e.now()
+		if err := e.save(ctx, t, Running, ""); err != nil {
+			log.Error("record run", "err", err)
+			return false
+		}
+		if cur, err := e.Get(ctx, t.ID); err == nil && cur.CancelRequested {
+			return e.finish(ctx, cur, Cancelled, "cancelled by the owner")
+		}
+		e.notify(ctx, Update{Kind: Started, Task: t})
+	}
+	ht := e.harnessTask(t)
+	ht.Workspace = wsPath
+
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	lim := &limits{}
+	var stops sync.WaitGroup
+	stop := func(reason *bool) {
+		lim.mu.Lock()
+		defer lim.mu.Unlock()
+		if lim.over {
+			return // the run ended meanwhile
+		}
+		*reason = true
+		stops.Add(1)
+		go func() {
+			defer stops.Done()
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			if err := e.cfg.Runner.Stop(sctx, ht); err != nil {
+				log.Error("stop run", "err", err)
+			}
+		}()
+	}
+	remaining := t.Timeout - e.now().Sub(t.RunStartedAt)
+	timer := time.AfterFunc(max(remaining, 0), func() { stop(&lim.timedOut) })
+	defer timer.Stop()
+
+	w := e.newEventWriter(ctx, t, func() { stop(&lim.capped) })
+	var out harness.Outcome
+	if attach {
+		out, err = e.cfg.Runner.Attach(runCtx, harness.Name(t.Harness), ht, w.add)
+	} else {
+		out, err = e.cfg.Runner.Run(runCtx, harness.Name(t.Harness), ht, w.add)
+	}
+	timer.Stop()
+	w.close()
+	lim.mu.Lock()
+	lim.over = true
+	lim.mu.Unlock()
+	stops.Wait()
+
+	// What follows must happen even when the engine is closing.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	cur, gerr := e.Get(cctx, t.ID)
+	if gerr != nil {
+		log.Error("reload task", "err", gerr)
+		return false
+	}
+	cur.Worktree, cur.Branch, cur.Base, cur.BaseBranch, cur.RunID, cur.Runs, cur.RunStartedAt = t.Worktree, t.Branch, t.Base, t.BaseBranch, t.RunID, t.Runs, t.RunStartedAt
+	if errors.Is(context.Cause(ctx), errDetached) {
+		// The kennel stops a run whose follower goes away.
+		log.Info("engine closed while the task ran; its run was stopped")
+		return e.finish(cctx, cur, Cancelled, "stopped: Fetch shut down while it ran")
+	}
+	if errors.Is(context.Cause(ctx), errCancelled) {
+		// Cancel stopped the run through its context.
+		cur.CancelRequested, err = true, nil
+	}
+	if err != nil && !errors.Is(err, ErrGone) {
+		log.Error("run", "err", err)
+	}
+	return e.conclude(cctx, cur, out, err, lim)
+}
+
+// limits records why the engine stopped a run.
+type limits struct {
+	mu       sync.Mutex
+	timedOut bool
+	capped   bool
+	// over: the run ended; nothing stops it any more.
+	over bool
+}
+
+// conclude decides a run's end from its outcome and records it.
+func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runErr error, lim *limits) bool {
+	lim.mu.Lock()
+	timedOut, capped := lim.timedOut, lim.capped
+	lim.mu.Unlock()
+	if out.SessionID != "" {
+		t.SessionID = out.SessionID
+	}
+	t.ExitCode, t.StderrTail = out.ExitCode, out.StderrTail
+	t.CostUSD += out.Usage.CostUSD
+	t.Answer = ""
+	switch {
+	case t.CancelRequested:
+		return e.finish(ctx, t, Cancelled, "cancelled by the owner")
+	case timedOut:
+		t.TimedOut = true
+		return e.finish(ctx, t, Failed, fmt.Sprintf("timed out after %s", t.Timeout))
+	case capped:
+		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10))
+	case errors.Is(runErr, ErrGone):
+		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
+	case runErr != nil:
+		return e.finish(ctx, t, Failed, "the run could not be carried out: "+runErr.Error())
+	case out.Stopped:
+		// Stopped by someone other than this engine: a cancel whose flag
+		// this process did not see, or a stop in the kennel.
+		return e.finish(ctx, t, Cancelled, "stopped")
+	case out.Success && out.Question != "":
+		t.Question = out.Question
+		return e.finish(ctx, t, WaitingInput, "")
+	case out.Success:
+		t.Summary = out.Summary
+		return e.finish(ctx, t, Succeeded, "")
+	case !out.Terminal && out.ExitCode == 0:
+		return e.finish(ctx, t, NeedsAttention, "the harness exited without a final result: "+out.Error)
+	}
+	return e.finish(ctx, t, Failed, out.Error)
+}
+
+// finish records the task's branch and diff and moves it to state to from
+// Running. It reports whether the task released its workspace.
+func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if reason != "" {
+		t.Error = reason
+	}
+	if t.Worktree != "" {
+		if err := e.record(ctx, &t, to); err != nil && to == Succeeded {
+			to, t.Error = NeedsAttention, "the work could not be recorded on its branch: "+err.Error()
+		}
+	}
+	t.State, t.Owner = to, ""
+	if to.Terminal() {
+		t.EndedAt = e.now()
+	}
+	if err := e.save(ctx, t, Running, reasonOr(reason, string(to))); err != nil {
+		e.log.Error("record the end of a task", "task", t.ID, "err", err)
+		return false
+	}
+	e.log.Info("task run ended", "task", t.ID, "state", t.State, "exit_code", t.ExitCode, "error", t.Error)
+	if t.RunID != "" {
+		// The run's log in the kennel is in the task's event log now.
+		if err := e.cfg.Runner.Forget(ctx, e.harnessTask(t)); err != nil {
+			e.log.Warn("forget the run in the kennel", "task", t.ID, "run", t.RunID, "err", err)
+		}
+	}
+	if to == WaitingInput {
+		e.notify(ctx, Update{Kind: Asked, Task: t})
+		return false
+	}
+	e.notify(ctx, Update{Kind: Ended, Task: t})
+	return true
+}
+
+func reasonOr(reason, def string) string {
+	if reason != "" {
+		return reason
+	}
+	return def
+}
+
+// record commits what the run left in the worktree to the task's branch
+// and stores the branch's diff, files and commits, and the patch file.
+func (e *Engine) record(ctx context.Context, t *Task, state State) error {
+	wt := t.worktree()
+	if _, err := os.Stat(wt.Path); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	msg := fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)
+	if _, err := e.cfg.Workspaces.Commit(ctx, wt, msg); err != nil {
+		return err
+	}
+	d, err := e.cfg.Workspaces.Diff(ctx, wt)
+	if err != nil {
+		return err
+	}
+	t.Files, t.Commits = d.Files, d.Commits
+	t.Patch = d.Patch
+	if len(t.Patch) > maxStoredPatch {
+		t.Patch = t.Patch[:maxStoredPatch] + "\n[diff cut; the patch file has all of it]\n"
+	}
+	if d.Patch != "" && e.cfg.PatchDir != "" {
+		if err := os.MkdirAll(e.cfg.PatchDir, 0o700); err != nil {
+			return fmt.Errorf("patch file: %w", err)
+		}
+		p := filepath.Join(e.cfg.PatchDir, t.ID+".patch")
+		if err := os.WriteFile(p, []byte(d.Patch), 0o600); err != nil {
+			return fmt.Errorf("patch file: %w", err)
+		}
+		t.PatchPath = p
+	}
+	return nil
+}
+
+// harnessTask is the harness's view of the task's current run.
+func (e *Engine) harnessTask(t Task) harness.Task {
+	ht := harness.Task{ID: t.RunID, Goal: t.Goal, Workdir: t.Worktree}
+	if p, err := e.cfg.Workspaces.Path(t.Workspace); err == nil {
+		ht.Workspace = p
+	}
+	if t.Answer != "" && t.SessionID != "" {
+		ht.ResumeID, ht.Answer = t.SessionID, t.Answer
+	}
+	return ht
+}
+
+// runID names the n-th run of a task in the kennel.
+func runID(id string, n int) string {
+	if n <= 1 {
+		return id
+	}
+	return fmt.Sprintf("%s.%d", id, n)
+}
+
+// eventWriter appends a run's events to the task's log, in batches, on
+// its own goroutine, and passes them to the observer.
+type eventWriter struct {
+	e      *Engine
+	ctx    context.Context
+	task   Task
+	ch     chan harness.Event
+	done   chan struct{}
+	onCap  func()
+	bytes  int
+	capped bool
+}
+
+func (e *Engine) newEventWriter(ctx context.Context, t Task, onCap func()) *eventWriter {
+	w := &eventWriter{e: e, ctx: context.WithoutCancel(ctx), task: t, ch: make(chan harness.Event, eventBuffer), done: make(chan struct{}), onCap: onCap}
+	go w.loop()
+	return w
+}
+
+// add is the runner's callback.
+func (w *eventWriter) add(ev harness.Event) { w.ch <- ev }
+
+// close waits until every event added was written.
+func (w *eventWriter) close() {
+	close(w.ch)
+	<-w.done
+}
+
+func (w *eventWriter) loop() {
+	defer close(w.done)
+	batch := make([]harness.Event, 0, maxBatch)
+	for ev := range w.ch {
+		batch = append(batch[:0], ev)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case ev, ok := <-w.ch:
+				if !ok {
+					break more
+				}
+				batch = append(batch, ev)
+			default:
+				break more
+			}
+		}
+		w.write(batch)
+	}
+}
+
+func (w *eventWriter) write(batch []harness.Event) {
+	now := store.FormatTime(w.e.now())
+	rows := make([][2]string, 0, len(batch))
+	for _, ev := range batch {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			w.e.log.Error("encode task event", "task", w.task.ID, "err", err)
+			continue
+		}
+		if w.capped {
+			continue
+		}
+		w.bytes += len(data)
+		if w.bytes > w.e.cfg.OutputCap {
+			w.capped = true
+			w.onCap()
+			continue
+		}
+		rows = append(rows, [2]string{string(ev.Kind), string(data)})
+	}
+	insert := func(tx *sql.Tx) error {
+		for _, r := range rows {
+			if _, err := tx.ExecContext(w.ctx, "INSERT INTO "+eventsTable+" (task_id, at, kind, data) VALUES (?, ?, ?, ?)", w.task.ID, now, r[0], r[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := w.e.tx(w.ctx, insert); err != nil {
+		w.e.log.Error("append task events; events lost", "task", w.task.ID, "events", len(rows), "err", err)
+	}
+	for _, ev := range batch {
+		if ev.Kind == harness.KindRaw && strings.TrimSpace(ev.Text) == "" {
+			continue
+		}
+		// A copy: the batch is reused, an observer may keep the event.
+		w.e.notify(w.ctx, Update{Kind: Progress, Task: w.task, Event: &ev})
+	}
+}

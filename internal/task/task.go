@@ -1,0 +1,114 @@
+package task
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fetch-dev/fetch/internal/workspace"
+)
+
+// MaxGoalLen is the longest goal accepted, in characters.
+const MaxGoalLen = 2000
+
+// Request asks for a task.
+type Request struct {
+	// ConversationID is where progress goes; empty for the command line.
+	ConversationID string
+	Workspace      string
+	Goal           string
+	// Harness names the coding CLI; empty means the engine's default.
+	Harness string
+	// Queue: when the workspace is busy, queue the task behind the one
+	// holding it instead of refusing.
+	Queue bool
+	// Defer creates the task queued even when it could start: another
+	// process (a fetch task worker) starts it with Engine.Start.
+	Defer bool
+}
+
+// Task is one task as stored.
+type Task struct {
+	ID             string `json:"id"`
+	ConversationID string `json:"conversation_id,omitempty"`
+	Workspace      string `json:"workspace"`
+	Goal           string `json:"goal"`
+	Harness        string `json:"harness"`
+	State          State  `json:"state"`
+
+	// Branch is fetch/<id>; Worktree its directory; Base the commit it
+	// started from, on BaseBranch.
+	Branch     string `json:"branch,omitempty"`
+	Worktree   string `json:"worktree,omitempty"`
+	Base       string `json:"base,omitempty"`
+	BaseBranch string `json:"base_branch,omitempty"`
+
+	// SessionID resumes the harness's session.
+	SessionID string `json:"session_id,omitempty"`
+	// Question is open while WaitingInput; Answer is what the next run
+	// resumes with.
+	Question string `json:"question,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+	// RunID names the current or last run in the kennel; Runs counts them.
+	RunID string `json:"run_id,omitempty"`
+	Runs  int    `json:"runs"`
+
+	// Summary is the harness's final message; Error why the task did not
+	// succeed.
+	Summary    string               `json:"summary,omitempty"`
+	Error      string               `json:"error,omitempty"`
+	ExitCode   int                  `json:"exit_code"`
+	StderrTail string               `json:"stderr_tail,omitempty"`
+	Files      []workspace.FileStat `json:"files,omitempty"`
+	Commits    []workspace.Commit   `json:"commits,omitempty"`
+	Patch      string               `json:"-"`
+	PatchPath  string               `json:"patch_path,omitempty"`
+	CostUSD    float64              `json:"cost_usd,omitempty"`
+
+	CancelRequested bool          `json:"cancel_requested,omitempty"`
+	TimedOut        bool          `json:"timed_out,omitempty"`
+	Timeout         time.Duration `json:"timeout"`
+	// Owner is the Fetch process following the run, empty when none.
+	Owner string `json:"owner,omitempty"`
+
+	CreatedAt time.Time `json:"created_at"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// RunStartedAt is when the current run began.
+	RunStartedAt time.Time `json:"run_started_at,omitzero"`
+	EndedAt      time.Time `json:"ended_at,omitzero"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// Added and Removed total the changed lines.
+func (t Task) Added() (n int) {
+	for _, f := range t.Files {
+		n += f.Added
+	}
+	return n
+}
+
+func (t Task) Removed() (n int) {
+	for _, f := range t.Files {
+		n += f.Removed
+	}
+	return n
+}
+
+// worktree is the task's worktree as the workspace package knows it.
+func (t Task) worktree() workspace.Worktree {
+	return workspace.Worktree{Workspace: t.Workspace, Path: t.Worktree, Branch: t.Branch, Base: t.Base, BaseBranch: t.BaseBranch}
+}
+
+// ValidateGoal checks a goal's length and content.
+func ValidateGoal(goal string) error {
+	switch n := utf8.RuneCountInString(goal); {
+	case strings.TrimSpace(goal) == "":
+		return fmt.Errorf("the goal is empty: %w", ErrInvalid)
+	case n > MaxGoalLen:
+		return fmt.Errorf("the goal is %d characters long; the limit is %d: %w", n, MaxGoalLen, ErrInvalid)
+	case !utf8.ValidString(goal) || strings.ContainsRune(goal, 0):
+		return fmt.Errorf("the goal is not valid text: %w", ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+package workspace
+
+import "errors"
+
+var (
+	// ErrInvalidName: the name is not a valid workspace name.
+	ErrInvalidName = errors.New("invalid workspace name")
+	// ErrNotFound: no workspace has that name.
+	ErrNotFound = errors.New("no such workspace")
+	// ErrExists: a workspace with that name exists already.
+	ErrExists = errors.New("workspace exists already")
+	// ErrInvalidURL: a clone URL is not an https, ssh or file URL.
+	ErrInvalidURL = errors.New("invalid clone URL")
+	// ErrUnknownTemplate: no template has that name.
+	ErrUnknownTemplate = errors.New("unknown template")
+	// ErrNotGit: the workspace is not a git repository.
+	ErrNotGit = errors.New("not a git repository")
+)
+
+// GitError is a git command that failed: its arguments (without URLs'
+// credentials), exit code and the end of its stderr.
+type GitError struct {
+	Args   []string
+	Code   int
+	Stderr string
+}
+
+func (e *GitError) Error() string {
+	msg := "git " + e.Args[0] + " failed"
+	if e.Stderr != "" {
+		msg += ": " + e.Stderr
+	}
+	return msg
+}
+
+// ErrUnsafe: removing the worktree would lose work that exists nowhere
+// else.
+var ErrUnsafe = errors.New("work would be lost")

@@ -1,0 +1,364 @@
+package workspace
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Info describes one workspace.
+type Info struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// ProjectType is what the files say the project is ("go", "node",
+	// "python", "rust", …), empty when unknown.
+	ProjectType string `json:"project_type,omitempty"`
+	// Branch is the checked-out branch, empty when HEAD is detached or the
+	// directory is not a git repository.
+	Branch string `json:"branch,omitempty"`
+	// Dirty: the work tree has uncommitted changes or untracked files.
+	Dirty bool `json:"dirty"`
+}
+
+// Registry is the set of workspaces under one root directory.
+type Registry struct {
+	root  string
+	log   *slog.Logger
+	runAs *user
+}
+
+// user is a numeric uid and gid.
+type user struct{ uid, gid int }
+
+// RunAs makes the registry create files and run git as uid:gid when it runs
+// as root, so that workspaces belong to the kennel's user, who must write
+// them (the kennel never runs as root). Without it, or when not root,
+// files belong to the calling process. Call it before using the registry.
+func (r *Registry) RunAs(uid, gid int) *Registry {
+	if os.Geteuid() == 0 && uid != 0 {
+		r.runAs = &user{uid, gid}
+	}
+	return r
+}
+
+// chown gives path (and with tree, everything under it) to the RunAs user.
+func (r *Registry) chown(path string, tree bool) error {
+	if r.runAs == nil {
+		return nil
+	}
+	if !tree {
+		return os.Lchown(path, r.runAs.uid, r.runAs.gid)
+	}
+	return filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, r.runAs.uid, r.runAs.gid)
+	})
+}
+
+// New returns the registry of the workspaces under root (FETCH_WORKSPACES).
+// It touches nothing on disk; the root is created by Create and Clone when
+// missing.
+func New(root string, logger *slog.Logger) *Registry {
+	return &Registry{root: filepath.Clean(root), log: logger}
+}
+
+// Root is the directory holding the workspaces.
+func (r *Registry) Root() string { return r.root }
+
+// Path returns the absolute path of the workspace name, which must exist.
+func (r *Registry) Path(name string) (string, error) {
+	if err := ValidateName(name); err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	p := filepath.Join(r.root, name)
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("workspace %q: %w", name, ErrNotFound)
+	case err != nil:
+		return "", fmt.Errorf("workspace %q: %w", name, err)
+	case !fi.IsDir():
+		// Symbolic links are refused too: a workspace is a directory under
+		// the root, never a way out of it.
+		return "", fmt.Errorf("workspace %q is not a directory: %w", name, ErrNotFound)
+	}
+	return p, nil
+}
+
+// List returns the workspaces, sorted by name. Entries under the root that
+// are not valid workspace names or not directories are skipped.
+func (r *Registry) List(ctx context.Context) ([]Info, error) {
+	entries, err := os.ReadDir(r.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace: list: %w", err)
+	}
+	var out []Info
+	for _, e := range entries {
+		if !e.IsDir() || ValidateName(e.Name()) != nil {
+			continue
+		}
+		info, err := r.info(ctx, e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("workspace: list: %w", err)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Get returns one workspace's Info.
+func (r *Registry) Get(ctx context.Context, name string) (Info, error) {
+	if _, err := r.Path(name); err != nil {
+		return Info{}, err
+	}
+	return r.info(ctx, name)
+}
+
+func (r *Registry) info(ctx context.Context, name string) (Info, error) {
+	p := filepath.Join(r.root, name)
+	info := Info{Name: name, Path: p, ProjectType: projectType(p)}
+	if !isRepo(p) {
+		return info, nil
+	}
+	if b, err := r.git(ctx, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
+		info.Branch = strings.TrimSpace(b)
+	}
+	st, err := r.git(ctx, p, "status", "--porcelain", "--untracked-files=normal")
+	if err != nil {
+		return Info{}, fmt.Errorf("status of %s: %w", name, err)
+	}
+	info.Dirty = strings.TrimSpace(st) != ""
+	return info, nil
+}
+
+func isRepo(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, ".git"))
+	return err == nil
+}
+
+// projectMarkers name a project type by a file at the top of the tree,
+// checked in order.
+var projectMarkers = []struct{ file, kind string }{
+	{"go.mod", "go"},
+	{"Cargo.toml", "rust"},
+	{"package.json", "node"},
+	{"pyproject.toml", "python"},
+	{"setup.py", "python"},
+	{"requirements.txt", "python"},
+	{"pom.xml", "java"},
+	{"build.gradle", "java"},
+	{"build.gradle.kts", "kotlin"},
+	{"Gemfile", "ruby"},
+	{"composer.json", "php"},
+	{"mix.exs", "elixir"},
+	{"CMakeLists.txt", "c++"},
+	{"Makefile", "make"},
+}
+
+func projectType(dir string) string {
+	for _, m := range projectMarkers {
+		if _, err := os.Stat(filepath.Join(dir, m.file)); err == nil {
+			return m.kind
+		}
+	}
+	return ""
+}
+
+//go:embed all:templates
+var templates embed.FS
+
+// Templates lists the template names Create accepts (besides "").
+func Templates() []string {
+	entries, _ := templates.ReadDir("templates")
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Create makes a new workspace: a git repository on branch main with the
+// template's files (template "" is "empty": a README) in a first commit, so
+// that tasks can branch from it.
+func (r *Registry) Create(ctx context.Context, name, template string) (Info, error) {
+	if err := ValidateName(name); err != nil {
+		return Info{}, fmt.Errorf("workspace: create: %w", err)
+	}
+	if template == "" {
+		template = "empty"
+	}
+	if !slices.Contains(Templates(), template) {
+		return Info{}, fmt.Errorf("workspace: create %s: template %q (have %s): %w", name, template, strings.Join(Templates(), ", "), ErrUnknownTemplate)
+	}
+	tmp, err := r.staging(name)
+	if err != nil {
+		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, name)
+	if err := copyTemplate(template, dir); err != nil {
+		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
+	}
+	if err := r.chown(tmp, true); err != nil {
+		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
+	}
+	steps := [][]string{
+		{"init", "--quiet", "--initial-branch=main"},
+		{"add", "--all"},
+		append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "-m", "Create workspace "+name+" from template "+template),
+	}
+	for _, args := range steps {
+		if _, err := r.git(ctx, dir, args...); err != nil {
+			return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
+		}
+	}
+	if err := r.publish(dir, name); err != nil {
+		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
+	}
+	r.log.Info("workspace created", "workspace", name, "template", template)
+	return r.info(ctx, name)
+}
+
+func copyTemplate(template, dst string) error {
+	src := path.Join("templates", template)
+	return fs.WalkDir(templates, src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, src), "/")
+		target := filepath.Join(dst, filepath.FromSlash(strings.TrimSuffix(rel, ".tmpl")))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := templates.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+// Clone makes a new workspace from a git URL: https://, ssh://, file://
+// or the scp-like user@host:path form of ssh. The clone goes to a hidden
+// staging directory first, so a failed clone leaves nothing behind.
+func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error) {
+	if err := ValidateName(name); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone: %w", err)
+	}
+	if err := ValidateURL(rawURL); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
+	tmp, err := r.staging(name)
+	if err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, name)
+	if err := r.chown(tmp, false); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
+	if _, err := r.git(ctx, tmp, "clone", "--quiet", "--no-recurse-submodules", "--", rawURL, dir); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
+	if err := r.publish(dir, name); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
+	r.log.Info("workspace cloned", "workspace", name, "url", redactArgs([]string{rawURL})[0])
+	return r.info(ctx, name)
+}
+
+// ValidateURL accepts https://, ssh:// and file:// URLs and ssh's
+// user@host:path form; the error wraps ErrInvalidURL.
+func ValidateURL(raw string) error {
+	if raw == "" || strings.HasPrefix(raw, "-") || strings.ContainsAny(raw, "\x00\n\r \t") {
+		return fmt.Errorf("%q: %w", raw, ErrInvalidURL)
+	}
+	if !strings.Contains(raw, "://") {
+		// scp-like: user@host:path, where host has no slash before the colon.
+		user, rest, ok := strings.Cut(raw, "@")
+		host, p, ok2 := strings.Cut(rest, ":")
+		if ok && ok2 && user != "" && host != "" && p != "" && !strings.Contains(host, "/") && !strings.HasPrefix(host, "-") {
+			return nil
+		}
+		return fmt.Errorf("%q is not a URL (use https://, ssh://, file:// or user@host:path): %w", raw, ErrInvalidURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q: %w", raw, ErrInvalidURL)
+	}
+	switch u.Scheme {
+	case "https", "ssh":
+		if u.Host == "" || strings.HasPrefix(u.Host, "-") {
+			return fmt.Errorf("%q has no host: %w", raw, ErrInvalidURL)
+		}
+	case "file":
+		if u.Path == "" {
+			return fmt.Errorf("%q has no path: %w", raw, ErrInvalidURL)
+		}
+	default:
+		return fmt.Errorf("scheme %q is not allowed (https, ssh or file only): %w", u.Scheme, ErrInvalidURL)
+	}
+	return nil
+}
+
+// staging makes a hidden directory under the root to build a workspace in,
+// after checking that the name is free.
+func (r *Registry) staging(name string) (string, error) {
+	if err := os.MkdirAll(r.root, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(filepath.Join(r.root, name)); err == nil {
+		return "", fmt.Errorf("%q: %w", name, ErrExists)
+	}
+	return os.MkdirTemp(r.root, ".new-"+name+"-")
+}
+
+// publish moves a built workspace to its place; a name taken meanwhile is
+// ErrExists.
+func (r *Registry) publish(dir, name string) error {
+	final := filepath.Join(r.root, name)
+	if _, err := os.Lstat(final); err == nil {
+		return fmt.Errorf("%q: %w", name, ErrExists)
+	}
+	return os.Rename(dir, final)
+}
+
+// Delete removes a workspace and everything in it. The agent asks the
+// owner's approval first, and refusing the conversation's active workspace
+// is the caller's check.
+func (r *Registry) Delete(ctx context.Context, name string) error {
+	p, err := r.Path(name)
+	if err != nil {
+		return fmt.Errorf("workspace: delete: %w", err)
+	}
+	// Move it aside first so that the name is free at once and a partial
+	// removal never looks like a workspace.
+	trash, err := os.MkdirTemp(r.root, ".delete-"+name+"-")
+	if err != nil {
+		return fmt.Errorf("workspace: delete %s: %w", name, err)
+	}
+	if err := os.Rename(p, filepath.Join(trash, name)); err != nil {
+		os.Remove(trash)
+		return fmt.Errorf("workspace: delete %s: %w", name, err)
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		return fmt.Errorf("workspace: delete %s: %w", name, err)
+	}
+	r.log.Info("workspace deleted", "workspace", name)
+	return nil
+}

@@ -1,0 +1,349 @@
+package workspace_test
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/google/go-cmp/cmp"
+)
+
+func newRegistry(t testing.TB) *workspace.Registry {
+	t.Helper()
+	return workspace.New(filepath.Join(t.TempDir(), "workspaces"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func TestValidateName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"demo", true},
+		{"my-app_2.0", true},
+		{"_x", true},
+		{strings.Repeat("a", 64), true},
+		{"", false},
+		{strings.Repeat("a", 65), false},
+		{".hidden", false},
+		{".", false},
+		{"..", false},
+		{"../x", false},
+		{"a/../../x", false},
+		{"/etc", false},
+		{"a/b", false},
+		{`a\b`, false},
+		{"a b", false},
+		{"naïve", false},
+		{"a\x00b", false},
+	} {
+		err := workspace.ValidateName(tc.name)
+		if (err == nil) != tc.ok {
+			t.Errorf("ValidateName(%q) = %v; want ok=%v", tc.name, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, workspace.ErrInvalidName) {
+			t.Errorf("ValidateName(%q) = %v; want ErrInvalidName", tc.name, err)
+		}
+	}
+}
+
+func TestBadNamesTouchNothing(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	for _, name := range []string{"../x", "/tmp/x", "a/../../x", ".git", ""} {
+		if _, err := r.Create(ctx, name, ""); !errors.Is(err, workspace.ErrInvalidName) {
+			t.Errorf("Create(%q) = %v; want ErrInvalidName", name, err)
+		}
+		if _, err := r.Clone(ctx, name, "https://example.com/x.git"); !errors.Is(err, workspace.ErrInvalidName) {
+			t.Errorf("Clone(%q) = %v; want ErrInvalidName", name, err)
+		}
+		if err := r.Delete(ctx, name); !errors.Is(err, workspace.ErrInvalidName) {
+			t.Errorf("Delete(%q) = %v; want ErrInvalidName", name, err)
+		}
+		if _, err := r.Path(name); !errors.Is(err, workspace.ErrInvalidName) {
+			t.Errorf("Path(%q) = %v; want ErrInvalidName", name, err)
+		}
+	}
+	if _, err := os.Stat(r.Root()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("root exists after refused calls: %v", err)
+	}
+	if _, err := r.Path("nope"); !errors.Is(err, workspace.ErrNotFound) {
+		t.Fatalf("Path(nope) = %v; want ErrNotFound", err)
+	}
+}
+
+func TestCreateListStatusDelete(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	info, err := r.Create(ctx, "api", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.ProjectType != "go" || info.Branch != "main" || info.Dirty {
+		t.Fatalf("created = %+v", info)
+	}
+	if _, err := r.Create(ctx, "api", ""); !errors.Is(err, workspace.ErrExists) {
+		t.Fatalf("create twice: %v; want ErrExists", err)
+	}
+	if _, err := r.Create(ctx, "web", "cobol"); !errors.Is(err, workspace.ErrUnknownTemplate) {
+		t.Fatalf("unknown template: %v", err)
+	}
+	if _, err := r.Create(ctx, "notes", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Something under the root that is not a workspace is not listed.
+	os.WriteFile(filepath.Join(r.Root(), "stray.txt"), nil, 0o644)
+	os.Mkdir(filepath.Join(r.Root(), ".hidden"), 0o755)
+
+	dir := info.Path
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n// changed\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "new file.txt"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, "staged.txt"), []byte("s"), 0o644)
+	gitIn(t, dir, "add", "staged.txt")
+
+	list, err := r.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, i := range list {
+		names = append(names, i.Name)
+	}
+	if diff := cmp.Diff([]string{"api", "notes"}, names); diff != "" {
+		t.Fatalf("list (-want +got):\n%s", diff)
+	}
+	if !list[0].Dirty || list[1].Dirty {
+		t.Fatalf("dirty flags: %+v", list)
+	}
+
+	st, err := r.Status(ctx, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Branch != "main" || st.LastCommit == nil || !strings.Contains(st.LastCommit.Subject, "Create workspace api") {
+		t.Fatalf("status = %+v", st)
+	}
+	want := workspace.Status{Staged: []string{"staged.txt"}, Modified: []string{"main.go"}, Untracked: []string{"new file.txt"}}
+	got := workspace.Status{Staged: st.Staged, Modified: st.Modified, Untracked: st.Untracked}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("status files (-want +got):\n%s", diff)
+	}
+
+	if err := r.Delete(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Path("notes"); !errors.Is(err, workspace.ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if err := r.Delete(ctx, "notes"); !errors.Is(err, workspace.ErrNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+}
+
+func TestClone(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	src, err := r.Create(ctx, "origin", "python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := r.Clone(ctx, "copy", "file://"+src.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.ProjectType != "python" || info.Branch != "main" {
+		t.Fatalf("clone = %+v", info)
+	}
+	st, err := r.Status(ctx, "copy")
+	if err != nil || st.Upstream != "origin/main" || st.Ahead != 0 || st.Behind != 0 {
+		t.Fatalf("clone status = %+v, %v", st, err)
+	}
+
+	for _, url := range []string{
+		"ext::sh -c touch% /tmp/pwned",
+		"--upload-pack=touch /tmp/pwned",
+		"http://example.com/x.git",
+		"ftp://example.com/x.git",
+		"/abs/path",
+		"../relative",
+		"https://",
+		"",
+	} {
+		if _, err := r.Clone(ctx, "bad", url); !errors.Is(err, workspace.ErrInvalidURL) {
+			t.Errorf("Clone(%q) = %v; want ErrInvalidURL", url, err)
+		}
+	}
+	// A clone that fails leaves nothing behind.
+	if _, err := r.Clone(ctx, "missing", "file://"+filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Fatal("clone of a missing repository succeeded")
+	}
+	entries, _ := os.ReadDir(r.Root())
+	for _, e := range entries {
+		if e.Name() != "origin" && e.Name() != "copy" {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestWorktreeLifecycle(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	ws, err := r.Create(ctx, "app", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := r.AddWorktree(ctx, "app", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wt.Branch != "fetch/t1" || wt.BaseBranch != "main" || !strings.HasPrefix(wt.Path, ws.Path+"/") {
+		t.Fatalf("worktree = %+v", wt)
+	}
+	// The worktree does not make the workspace dirty.
+	if st, _ := r.Status(ctx, "app"); !st.Clean() {
+		t.Fatalf("workspace dirty after adding a worktree: %+v", st)
+	}
+	os.WriteFile(filepath.Join(wt.Path, "README.md"), []byte("# New workspace\n\nCreated by Fetch.\nmore\n"), 0o644)
+	os.WriteFile(filepath.Join(wt.Path, "added.txt"), []byte("a\nb\n"), 0o644)
+	committed, err := r.Commit(ctx, wt, "fetch: task t1")
+	if err != nil || !committed {
+		t.Fatalf("commit: %v %v", committed, err)
+	}
+	if committed, err := r.Commit(ctx, wt, "again"); err != nil || committed {
+		t.Fatalf("second commit: %v %v; want nothing to commit", committed, err)
+	}
+	d, err := r.Diff(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFiles := []workspace.FileStat{{Path: "README.md", Added: 1}, {Path: "added.txt", Added: 2}}
+	if diff := cmp.Diff(wantFiles, d.Files); diff != "" {
+		t.Fatalf("files (-want +got):\n%s", diff)
+	}
+	if len(d.Commits) != 1 || d.Commits[0].Subject != "fetch: task t1" || !strings.Contains(d.Patch, "+more") {
+		t.Fatalf("diff = %+v", d)
+	}
+
+	// Not merged, not pushed: removal refused and nothing lost.
+	if err := r.RemoveWorktree(ctx, wt, false); !errors.Is(err, workspace.ErrUnsafe) {
+		t.Fatalf("remove unmerged: %v; want ErrUnsafe", err)
+	}
+	if _, err := os.Stat(filepath.Join(wt.Path, "added.txt")); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, ws.Path, "merge", "--quiet", "--ff-only", wt.Branch)
+	if err := r.RemoveWorktree(ctx, wt, false); err != nil {
+		t.Fatalf("remove merged: %v", err)
+	}
+	if _, err := os.Stat(wt.Path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("worktree still there: %v", err)
+	}
+
+	wt2, err := r.AddWorktree(ctx, "app", "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(wt2.Path, "x"), []byte("x"), 0o644)
+	r.Commit(ctx, wt2, "x")
+	if err := r.RemoveWorktree(ctx, wt2, true); err != nil {
+		t.Fatalf("discard: %v", err)
+	}
+	if out := gitIn(t, ws.Path, "branch", "--list", "fetch/t2"); out != "" {
+		t.Fatalf("discarded branch still there: %q", out)
+	}
+	if err := r.RemoveWorktree(ctx, wt2, true); err != nil {
+		t.Fatalf("discard twice: %v", err)
+	}
+}
+
+func gitIn(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestRunAsOwnsEverything checks that, as root with RunAs, workspaces,
+// worktrees and the commits made in them belong to the kennel's user.
+func TestRunAsOwnsEverything(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	r := workspace.New(filepath.Join(dir, "ws"), slog.New(slog.NewTextHandler(io.Discard, nil))).RunAs(10001, 10001)
+	ctx := t.Context()
+	ws, err := r.Create(ctx, "app", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := r.AddWorktree(ctx, "app", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(wt.Path, "n.txt"), []byte("n\n"), 0o644)
+	os.Chown(filepath.Join(wt.Path, "n.txt"), 10001, 10001)
+	if _, err := r.Commit(ctx, wt, "n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Clone(ctx, "copy", "file://"+ws.Path); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{ws.Path, filepath.Join(r.Root(), "copy")} {
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			var st syscall.Stat_t
+			if err := syscall.Lstat(p, &st); err != nil {
+				return err
+			}
+			if st.Uid != 10001 || st.Gid != 10001 {
+				t.Errorf("%s belongs to %d:%d; want 10001:10001", p, st.Uid, st.Gid)
+			}
+			return nil
+		})
+	}
+}
+
+func TestSelectPersists(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "fetch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.EnsureConversation(ctx, "c1", "term", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Create(ctx, "api", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"../api", "nope"} {
+		if _, err := r.Select(ctx, db, "c1", bad); err == nil {
+			t.Fatalf("Select(%q) succeeded", bad)
+		}
+	}
+	if c, _ := db.Conversation(ctx, "c1"); c.Workspace != "" {
+		t.Fatalf("a refused selection was recorded: %q", c.Workspace)
+	}
+	if _, err := r.Select(ctx, db, "c1", "api"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := db.Conversation(ctx, "c1"); c.Workspace != "api" {
+		t.Fatalf("selection = %q", c.Workspace)
+	}
+}
