@@ -35,6 +35,7 @@ type brain struct {
 type brainDeps struct {
 	workspaces agent.Workspaces
 	tasks      agent.Tasks
+	running    agent.Running
 	// next resolves prompts the agent did not open (a harness's question).
 	next agent.Resolver
 }
@@ -52,7 +53,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 	ids := identity.New(filepath.Join(cfg.DataDir, identityDir), log.With("component", "identity"))
 	b := &brain{ids: ids, client: client}
 	b.agent, err = agent.New(agent.Config{
-		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks,
+		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks, Running: deps.running,
 		Fire: b.fire, Next: deps.next, Logger: log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},

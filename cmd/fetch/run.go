@@ -187,8 +187,9 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	// The agent, when an LLM is configured: it resolves its own prompts
 	// (approvals) and hands task questions on to the reporter.
 	b, err := newBrain(cfg, db, log, brainDeps{
-		workspaces: agentWorkspaces{newWorkspaces(cfg, log)},
-		tasks:      agentTasks{e: engine, running: running},
+		workspaces: newWorkspaces(cfg, log),
+		tasks:      engine,
+		running:    running,
 		next:       reporter,
 	})
 	if err != nil {

@@ -30,6 +30,8 @@ type Config struct {
 	Identity   Identities
 	Workspaces Workspaces
 	Tasks      Tasks
+	// Running finds the conversation's running task; required with Tasks.
+	Running Running
 	// Fire queues mode events when the agent continues after an answer.
 	Fire FireFunc
 	// Next resolves prompts that are not the agent's.
@@ -66,6 +68,9 @@ type Agent struct {
 func New(cfg Config) (*Agent, error) {
 	if cfg.Store == nil || cfg.LLM == nil || cfg.Identity == nil || cfg.Logger == nil {
 		return nil, fmt.Errorf("agent: new: Store, LLM, Identity and Logger are required")
+	}
+	if cfg.Tasks != nil && cfg.Running == nil {
+		return nil, fmt.Errorf("agent: new: Tasks needs Running")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -166,7 +166,7 @@ func TestUnknownAndDisallowedTools(t *testing.T) {
 	if !strings.Contains(res["d"], "workspace_delete is not available") {
 		t.Errorf("disallowed tool result %q", res["d"])
 	}
-	if !r.ws.has("demo") {
+	if !r.hasWorkspace("demo") {
 		t.Fatal("an inquiry deleted a workspace")
 	}
 }
@@ -254,7 +254,7 @@ func TestDeleteNeedsApproval(t *testing.T) {
 				testkit.Use(testkit.Call{ID: "del", Name: "workspace_delete", Arguments: `{"name":"demo"}`}),
 			)
 			replies := r.say(intent.Action, "delete the demo workspace")
-			if !r.ws.has("demo") {
+			if !r.hasWorkspace("demo") {
 				t.Fatal("deleted before approval")
 			}
 			if r.mode.Current() != modes.Guarding {
@@ -279,12 +279,12 @@ func TestDeleteNeedsApproval(t *testing.T) {
 			}
 			switch answer {
 			case "no":
-				if !r.ws.has("demo") || len(more) != 0 {
-					t.Fatalf("denied: deleted=%v replies %q", !r.ws.has("demo"), texts(more))
+				if !r.hasWorkspace("demo") || len(more) != 0 {
+					t.Fatalf("denied: deleted=%v replies %q", !r.hasWorkspace("demo"), texts(more))
 				}
 			case "yes":
-				if r.ws.has("demo") || !strings.Contains(texts(more), "Deleted workspace demo") {
-					t.Fatalf("approved: still there=%v replies %q", r.ws.has("demo"), texts(more))
+				if r.hasWorkspace("demo") || !strings.Contains(texts(more), "Deleted workspace demo") {
+					t.Fatalf("approved: still there=%v replies %q", r.hasWorkspace("demo"), texts(more))
 				}
 				if c, _ := r.db.Conversation(t.Context(), conv); c.Workspace != "" {
 					t.Fatalf("deleted workspace still selected: %q", c.Workspace)

@@ -165,8 +165,8 @@ func (a *Agent) settle(ctx context.Context, r *run) {
 	if r.ended || len(r.created) > 0 || a.cfg.Fire == nil {
 		return
 	}
-	if a.cfg.Tasks != nil {
-		if t, err := a.cfg.Tasks.Running(ctx, r.conv); err != nil || t != nil {
+	if a.cfg.Running != nil {
+		if t, err := a.cfg.Running.Running(ctx, r.conv); err != nil || t != nil {
 			return
 		}
 	}

@@ -110,13 +110,13 @@ func TestDeleteThroughGuardingInTheConversation(t *testing.T) {
 	if got := texts(c.send("no")); !strings.Contains(got, "Denied") {
 		t.Fatalf("no: %q", got)
 	}
-	if !c.ws.has("demo") || c.mode() != "ALERT" {
-		t.Fatalf("after no: demo exists=%v mode %s", c.ws.has("demo"), c.mode())
+	if !c.hasWorkspace("demo") || c.mode() != "ALERT" {
+		t.Fatalf("after no: demo exists=%v mode %s", c.hasWorkspace("demo"), c.mode())
 	}
 	if got := texts(c.send("yes")); !strings.Contains(got, "Nothing is waiting") {
 		t.Fatalf("yes after the denial: %q", got)
 	}
-	if !c.ws.has("demo") {
+	if !c.hasWorkspace("demo") {
 		t.Fatal("a late yes deleted the workspace")
 	}
 
@@ -126,8 +126,8 @@ func TestDeleteThroughGuardingInTheConversation(t *testing.T) {
 	)
 	c.send("delete the workspace demo")
 	got := texts(c.send("yes"))
-	if c.ws.has("demo") || !strings.Contains(got, "Deleted workspace demo") || !strings.Contains(got, "demo is gone.") {
-		t.Fatalf("after yes: demo exists=%v replies %q", c.ws.has("demo"), got)
+	if c.hasWorkspace("demo") || !strings.Contains(got, "Deleted workspace demo") || !strings.Contains(got, "demo is gone.") {
+		t.Fatalf("after yes: demo exists=%v replies %q", c.hasWorkspace("demo"), got)
 	}
 	if c.mode() != "ALERT" {
 		t.Fatalf("mode after the approved delete: %s", c.mode())
@@ -198,7 +198,7 @@ func TestApprovalSurvivesARestart(t *testing.T) {
 	}
 	c.llm.Script(testkit.Say("Done."))
 	c.send("yes")
-	if c.ws.has("demo") {
+	if c.hasWorkspace("demo") {
 		t.Fatal("the approval given after a restart did not run")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
+	"github.com/fetch-dev/fetch/internal/workspace"
 	"github.com/fetch-dev/fetch/modes"
 )
 
@@ -21,42 +23,28 @@ type Identities interface {
 	Current() *identity.Identity
 }
 
-// Workspace is one workspace as the registry describes it.
-type Workspace struct {
-	Name, Path, ProjectType, Branch string
-	Dirty                           bool
-}
-
-// Workspaces is what the tools need of the workspace registry.
+// Workspaces is what the tools need of the workspace registry;
+// *workspace.Registry satisfies it.
 type Workspaces interface {
-	List(ctx context.Context) ([]Workspace, error)
-	// Status describes a workspace's git state in a line or two.
-	Status(ctx context.Context, name string) (string, error)
-	Create(ctx context.Context, name, template string) (Workspace, error)
-	Clone(ctx context.Context, name, url string) (Workspace, error)
+	List(ctx context.Context) ([]workspace.Info, error)
+	Status(ctx context.Context, name string) (workspace.Status, error)
+	Create(ctx context.Context, name, template string) (workspace.Info, error)
+	Clone(ctx context.Context, name, url string) (workspace.Info, error)
 	Delete(ctx context.Context, name string) error
 }
 
-// TaskRequest asks the task engine for a task.
-type TaskRequest struct {
-	ConversationID, Workspace, Goal, Harness string
-	Queue                                    bool
-}
-
-// Task is a task as the engine reports it.
-type Task struct {
-	ID, ConversationID, Workspace, Goal, Harness, Branch string
-	State, Summary, Question                             string
-	ExitCode                                             int
-}
-
-// Tasks is what the tools need of the task engine.
+// Tasks is what the tools need of the task engine; *task.Engine
+// satisfies it.
 type Tasks interface {
-	Create(ctx context.Context, r TaskRequest) (Task, error)
-	Get(ctx context.Context, id string) (Task, error)
+	Create(ctx context.Context, r task.Request) (task.Task, error)
+	Get(ctx context.Context, id string) (task.Task, error)
 	Cancel(ctx context.Context, id string) error
 	Respond(ctx context.Context, id, answer string) error
-	// Running is the conversation's running task, nil when none.
+}
+
+// Running finds a conversation's running task (progress.Running, the
+// conversation runtime's view of the engine).
+type Running interface {
 	Running(ctx context.Context, conversationID string) (*instincts.Task, error)
 }
 

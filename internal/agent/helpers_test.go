@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,9 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/internal/workspace"
 	"github.com/fetch-dev/fetch/modes"
 )
 
@@ -30,7 +31,7 @@ type rig struct {
 	t     *testing.T
 	db    *store.DB
 	llm   *testkit.OpenRouter
-	ws    *memWorkspaces
+	ws    *workspace.Registry
 	tasks *memTasks
 	agent *agent.Agent
 	mode  *modes.Machine
@@ -47,14 +48,17 @@ func newRig(t *testing.T, mod func(*rig, *agent.Config)) *rig {
 	if _, err := db.EnsureConversation(t.Context(), conv, "term", "owner"); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, db: db, llm: testkit.NewOpenRouter(t), ws: newMemWorkspaces("demo"), tasks: &memTasks{}}
+	r := &rig{t: t, db: db, llm: testkit.NewOpenRouter(t), ws: workspace.New(filepath.Join(t.TempDir(), "workspaces"), slog.New(slog.DiscardHandler)), tasks: &memTasks{}}
+	if _, err := r.ws.Create(t.Context(), "demo", "go"); err != nil {
+		t.Fatal(err)
+	}
 	client, err := llm.New(llm.Config{BaseURL: r.llm.URL(), APIKey: testkit.OpenRouterKey, Model: "test/model", BaseDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := agent.Config{
 		Store: db, LLM: client, Identity: identity.New("", slog.New(slog.DiscardHandler)),
-		Workspaces: r.ws, Tasks: r.tasks, Logger: slog.New(slog.DiscardHandler),
+		Workspaces: r.ws, Tasks: r.tasks, Running: r.tasks, Logger: slog.New(slog.DiscardHandler),
 		Fire: func(_ context.Context, _ string, e modes.Event, _ string) error {
 			r.fired = append(r.fired, e)
 			return nil
@@ -115,87 +119,37 @@ func texts(rs []chat.Reply) string {
 	return strings.Join(b, "\n")
 }
 
-// memWorkspaces stands in for the workspace registry.
-type memWorkspaces struct {
-	mu      sync.Mutex
-	names   map[string]bool
-	deleted []string
-}
-
-func newMemWorkspaces(names ...string) *memWorkspaces {
-	m := &memWorkspaces{names: map[string]bool{}}
-	for _, n := range names {
-		m.names[n] = true
+// hasWorkspace tells whether the registry has a workspace of that name.
+func (r *rig) hasWorkspace(name string) bool {
+	r.t.Helper()
+	infos, err := r.ws.List(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
 	}
-	return m
-}
-
-func (m *memWorkspaces) List(context.Context) ([]agent.Workspace, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []agent.Workspace
-	for n := range m.names {
-		out = append(out, agent.Workspace{Name: n, ProjectType: "go", Branch: "main"})
+	for _, i := range infos {
+		if i.Name == name {
+			return true
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return false
 }
 
-func (m *memWorkspaces) Status(_ context.Context, name string) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.names[name] {
-		return "", fmt.Errorf("workspace %q not found", name)
-	}
-	return "on main, clean", nil
-}
-
-func (m *memWorkspaces) Create(_ context.Context, name, template string) (agent.Workspace, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.names[name] {
-		return agent.Workspace{}, fmt.Errorf("workspace %q exists", name)
-	}
-	m.names[name] = true
-	return agent.Workspace{Name: name, ProjectType: template}, nil
-}
-
-func (m *memWorkspaces) Clone(ctx context.Context, name, _ string) (agent.Workspace, error) {
-	return m.Create(ctx, name, "")
-}
-
-func (m *memWorkspaces) Delete(_ context.Context, name string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.names[name] {
-		return fmt.Errorf("workspace %q not found", name)
-	}
-	delete(m.names, name)
-	m.deleted = append(m.deleted, name)
-	return nil
-}
-
-func (m *memWorkspaces) has(name string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.names[name]
-}
-
-// memTasks stands in for the task engine.
+// memTasks stands in for the task engine where a test is about the agent,
+// not the kennel (TestTaskCreateReachesTheRealEngine runs the real one).
 type memTasks struct {
 	mu      sync.Mutex
-	created []agent.Task
+	created []task.Task
 }
 
-func (m *memTasks) Create(_ context.Context, r agent.TaskRequest) (agent.Task, error) {
+func (m *memTasks) Create(_ context.Context, r task.Request) (task.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := agent.Task{ID: fmt.Sprintf("t-%d", len(m.created)+101), ConversationID: r.ConversationID, Workspace: r.Workspace, Goal: r.Goal, Harness: or(r.Harness, "claude"), State: "running", Branch: "fetch/t"}
+	t := task.Task{ID: fmt.Sprintf("t-%d", len(m.created)+101), ConversationID: r.ConversationID, Workspace: r.Workspace, Goal: r.Goal, Harness: or(r.Harness, "claude"), State: task.Running, Branch: "fetch/t"}
 	m.created = append(m.created, t)
 	return t, nil
 }
 
-func (m *memTasks) Get(_ context.Context, id string) (agent.Task, error) {
+func (m *memTasks) Get(_ context.Context, id string) (task.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, t := range m.created {
@@ -203,7 +157,7 @@ func (m *memTasks) Get(_ context.Context, id string) (agent.Task, error) {
 			return t, nil
 		}
 	}
-	return agent.Task{}, fmt.Errorf("task %s not found", id)
+	return task.Task{}, fmt.Errorf("task %s: %w", id, task.ErrNotFound)
 }
 
 func (m *memTasks) Cancel(context.Context, string) error          { return nil }

@@ -14,6 +14,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/modes"
 )
 
@@ -46,7 +47,7 @@ type run struct {
 
 	msgs    []llm.Message
 	usage   llm.Usage
-	created []Task
+	created []task.Task
 
 	seen  map[string]int
 	trail []string

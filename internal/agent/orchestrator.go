@@ -10,6 +10,8 @@ import (
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
+	"github.com/fetch-dev/fetch/internal/workspace"
 )
 
 // Argument types: the tools' JSON Schemas are generated from these.
@@ -215,7 +217,41 @@ func toolWorkspaceStatus(ctx context.Context, r *run, w optionalWorkspace) (stri
 	if name == "" {
 		return "", errors.New("no workspace given and none selected; call workspace_list, then workspace_select")
 	}
-	return r.a.cfg.Workspaces.Status(ctx, name)
+	st, err := r.a.cfg.Workspaces.Status(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return describeStatus(st), nil
+}
+
+// describeStatus puts a workspace's git state in one line.
+func describeStatus(st workspace.Status) string {
+	var parts []string
+	if st.Detached || st.Branch == "" {
+		parts = append(parts, "detached HEAD")
+	} else {
+		parts = append(parts, "on "+st.Branch)
+	}
+	if st.Upstream != "" && (st.Ahead > 0 || st.Behind > 0) {
+		parts = append(parts, fmt.Sprintf("%d ahead and %d behind %s", st.Ahead, st.Behind, st.Upstream))
+	}
+	if st.Clean() {
+		parts = append(parts, "clean")
+	}
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{len(st.Staged), "staged"}, {len(st.Modified), "modified"}, {len(st.Untracked), "untracked"}, {len(st.Conflicted), "conflicted"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if st.LastCommit != nil {
+		parts = append(parts, fmt.Sprintf("last commit %.7s %q", st.LastCommit.Hash, st.LastCommit.Subject))
+	} else {
+		parts = append(parts, "no commits yet")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func toolWorkspaceSelect(ctx context.Context, r *run, w workspaceName) (string, error) {
@@ -233,7 +269,7 @@ func toolWorkspaceCreate(ctx context.Context, r *run, c createArgs) (string, err
 	if r.a.cfg.Workspaces == nil {
 		return "", errNoWorkspaces
 	}
-	var w Workspace
+	var w workspace.Info
 	var err error
 	if c.URL != "" {
 		w, err = r.a.cfg.Workspaces.Clone(ctx, c.Name, c.URL)
@@ -274,14 +310,14 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	if ws == "" {
 		return "", errNoWorkspace
 	}
-	task, err := r.a.cfg.Tasks.Create(ctx, TaskRequest{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue})
+	created, err := r.a.cfg.Tasks.Create(ctx, task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue})
 	if err != nil {
 		return "", err
 	}
 	// The task engine's reporter moves the mode to WORKING when the task
 	// starts.
-	r.created = append(r.created, task)
-	return fmt.Sprintf("Created task %s: harness %s in workspace %s on branch %s, state %s. Tell the owner its id.", task.ID, or(task.Harness, "default"), task.Workspace, or(task.Branch, "(new)"), task.State), nil
+	r.created = append(r.created, created)
+	return fmt.Sprintf("Created task %s: harness %s in workspace %s on branch %s, state %s. Tell the owner its id.", created.ID, or(created.Harness, "default"), created.Workspace, or(created.Branch, "(new)"), created.State), nil
 }
 
 func toolTaskStatus(ctx context.Context, r *run, t optionalTask) (string, error) {
@@ -290,7 +326,7 @@ func toolTaskStatus(ctx context.Context, r *run, t optionalTask) (string, error)
 	}
 	id := t.ID
 	if id == "" {
-		running, err := r.a.cfg.Tasks.Running(ctx, r.conv)
+		running, err := r.a.cfg.Running.Running(ctx, r.conv)
 		if err != nil {
 			return "", err
 		}
@@ -299,16 +335,19 @@ func toolTaskStatus(ctx context.Context, r *run, t optionalTask) (string, error)
 		}
 		id = running.ID
 	}
-	task, err := r.a.cfg.Tasks.Get(ctx, id)
+	got, err := r.a.cfg.Tasks.Get(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	s := fmt.Sprintf("Task %s (%s in %s): %s", task.ID, task.Harness, task.Workspace, task.State)
-	if task.Summary != "" {
-		s += "\nSummary: " + task.Summary
+	s := fmt.Sprintf("Task %s (%s in %s): %s", got.ID, got.Harness, got.Workspace, got.State)
+	if got.Summary != "" {
+		s += "\nSummary: " + clip(got.Summary, 600)
 	}
-	if task.Question != "" {
-		s += "\nIt asks: " + task.Question
+	if got.Error != "" {
+		s += "\nError: " + clip(got.Error, 300)
+	}
+	if got.Question != "" {
+		s += "\nIt asks: " + got.Question
 	}
 	return s, nil
 }

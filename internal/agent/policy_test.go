@@ -83,7 +83,7 @@ func TestAnotherPromptOpenIsAResult(t *testing.T) {
 		testkit.Say("I'll wait for your other answer first."),
 	)
 	r.say(intent.Action, "delete demo")
-	if res := r.toolResults(1)["d"]; !strings.Contains(res, "still open") || !r.ws.has("demo") {
+	if res := r.toolResults(1)["d"]; !strings.Contains(res, "still open") || !r.hasWorkspace("demo") {
 		t.Fatalf("result %q", res)
 	}
 }

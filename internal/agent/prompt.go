@@ -39,14 +39,14 @@ func (r *run) buildPrompt(ctx context.Context) string {
 		Workspace: r.workspace, Autonomy: r.autonomy, Summary: r.summary, Instruction: r.instruction(),
 	}
 	if r.workspace != "" && r.a.cfg.Workspaces != nil {
-		if s, err := r.a.cfg.Workspaces.Status(ctx, r.workspace); err == nil {
-			d.GitState = clip(s, 300)
+		if st, err := r.a.cfg.Workspaces.Status(ctx, r.workspace); err == nil {
+			d.GitState = clip(describeStatus(st), 300)
 		} else {
 			r.a.log.Info("workspace status for the prompt", "workspace", r.workspace, "err", err)
 		}
 	}
-	if r.a.cfg.Tasks != nil {
-		if t, err := r.a.cfg.Tasks.Running(ctx, r.conv); err == nil {
+	if r.a.cfg.Running != nil {
+		if t, err := r.a.cfg.Running.Running(ctx, r.conv); err == nil {
 			d.Task = t
 		}
 	}

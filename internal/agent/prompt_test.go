@@ -34,11 +34,11 @@ func TestSystemPromptIsSmallAndCarriesTheIdentity(t *testing.T) {
 	r.say(intent.Action, "fix the failing test in the parser")
 	sys := r.llm.Requests()[0].System()
 	for _, want := range []string{
-		"Destructive actions",                 // a directive of COLLAR.md
-		"Ada Lovelace",                        // the owner profile (overlay)
-		"claude: careful generalist",          // the harness pack with routing hints
-		"run the test suite before and after", // the tests skill, triggered by "test"
-		"Workspace: demo (on main, clean)",    // session context with git state
+		"Destructive actions",                          // a directive of COLLAR.md
+		"Ada Lovelace",                                 // the owner profile (overlay)
+		"claude: careful generalist",                   // the harness pack with routing hints
+		"run the test suite before and after",          // the tests skill, triggered by "test"
+		"Workspace: demo (on main, clean, last commit", // session context with git state
 		"Autonomy: cautious",
 	} {
 		if !strings.Contains(sys, want) {
