@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,5 +233,63 @@ func TestAgentConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
+	}
+}
+
+// TestChatActionEndsAsTaskInTheKennel: an action typed in fetch chat goes
+// through the agent (the fake OpenRouter scripts its tool calls), becomes
+// a task of the real engine in a real kennel with the scripted CLI, and
+// its result comes back to the chat.
+func TestChatActionEndsAsTaskInTheKennel(t *testing.T) {
+	vars := taskVars(t) // workspace "app", kennel image with the scripted CLIs
+	fake := testkit.NewOpenRouter(t)
+	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
+	vars["FETCH_LLM_URL"] = fake.URL()
+	vars["FETCH_IDLE_AFTER"] = "0"
+	fake.Script(
+		testkit.Use(testkit.Call{ID: "s", Name: "workspace_select", Arguments: `{"name":"app"}`}),
+		testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"note that it works [file:notes/DONE.md]","harness":"claude"}`}),
+		testkit.Say("A harness is on it."),
+	)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := run(t.Context(), []string{"chat"}, envOf(vars), inR, outW, io.Discard)
+		outW.Close()
+		done <- code
+	}()
+	go io.WriteString(inW, "add a note that it works to the app workspace\n")
+	sc := bufio.NewScanner(outR)
+	var out []string
+	var id string
+	for sc.Scan() {
+		line := sc.Text()
+		out = append(out, line)
+		if strings.HasPrefix(line, "Task ") && strings.Contains(line, " started") {
+			id = strings.Fields(line)[1]
+		}
+		if strings.HasPrefix(line, "✅ Task ") {
+			break
+		}
+		if strings.HasPrefix(line, "❌") || strings.HasPrefix(line, "⚠️") {
+			t.Fatalf("task did not succeed:\n%s", strings.Join(out, "\n"))
+		}
+	}
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	if code := <-done; code != exitOK {
+		t.Fatalf("fetch chat exited %d:\n%s", code, strings.Join(out, "\n"))
+	}
+	text := strings.Join(out, "\n")
+	if id == "" || !strings.Contains(text, "A harness is on it.") || !strings.Contains(text, "✅ Task "+id+" succeeded on app") {
+		t.Fatalf("chat output:\n%s", text)
+	}
+	// The task is the engine's, on its own branch of the real workspace.
+	cfg, _ := loadConfig(envOf(vars))
+	db := openDB(t, cfg.DataDir)
+	var state, branch string
+	if err := db.SQL().QueryRowContext(t.Context(), "SELECT state, branch FROM tasks WHERE id = ?", id).Scan(&state, &branch); err != nil || state != "succeeded" || branch != "fetch/"+id {
+		t.Fatalf("task %s: state %q branch %q (%v)", id, state, branch, err)
 	}
 }
