@@ -634,3 +634,47 @@ func TestServeAgentAnswersInDiscord(t *testing.T) {
 		t.Fatal("the OpenRouter key reached the log")
 	}
 }
+
+// TestServeActionEndsAsTaskInTheKennel: the same path as in fetch chat,
+// from a Discord DM: agent → task_create → the real engine and kennel →
+// the result in the DM.
+func TestServeActionEndsAsTaskInTheKennel(t *testing.T) {
+	tv := taskVars(t)
+	d := testkit.NewDiscord(t, testToken)
+	fake := testkit.NewOpenRouter(t)
+	vars := serveVars(d, tv["FETCH_DATA_DIR"])
+	vars["FETCH_KENNEL_IMAGE"] = tv["FETCH_KENNEL_IMAGE"]
+	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
+	vars["FETCH_LLM_URL"] = fake.URL()
+	fake.Script(
+		testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"note that it works [file:notes/DONE.md]","workspace":"app"}`}),
+		testkit.Say("Started it."),
+	)
+	startServe(t, d, vars, 1)
+	ch := d.DMChannel(ownerID)
+	d.DM(ownerID, "add a note that it works to the app workspace")
+	deadline := time.After(2 * time.Minute)
+	for {
+		changed := d.Changed()
+		var result string
+		for _, m := range d.Messages(ch) {
+			if strings.HasPrefix(m.Content, "✅ Task ") {
+				result = m.Content
+			}
+		}
+		if result != "" {
+			if !strings.Contains(result, "succeeded on app") || !strings.Contains(result, "notes/DONE.md") {
+				t.Fatalf("result message %q", result)
+			}
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("no task result in the DM; messages: %q", contents(d.Messages(ch)))
+		}
+	}
+	if got := strings.Join(contents(d.Messages(ch)), "\n"); !strings.Contains(got, "Started it.") {
+		t.Fatalf("the agent's reply is missing: %q", got)
+	}
+}
