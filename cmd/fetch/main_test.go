@@ -293,3 +293,49 @@ func TestChatActionEndsAsTaskInTheKennel(t *testing.T) {
 		t.Fatalf("task %s: state %q branch %q (%v)", id, state, branch, err)
 	}
 }
+
+// TestChatTaskQuestionAnsweredThroughTheAgentsResolver: a task's question
+// is a prompt the agent did not open; the owner's answer passes the
+// agent's resolver on to the task reporter, and the task resumes.
+func TestChatTaskQuestionAnsweredThroughTheAgentsResolver(t *testing.T) {
+	vars := taskVars(t)
+	fake := testkit.NewOpenRouter(t)
+	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
+	vars["FETCH_LLM_URL"] = fake.URL()
+	vars["FETCH_IDLE_AFTER"] = "0"
+	fake.Script(
+		testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"ask first [scenario:question]","workspace":"app"}`}),
+		testkit.Say("Started."),
+	)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := run(t.Context(), []string{"chat"}, envOf(vars), inR, outW, io.Discard)
+		outW.Close()
+		done <- code
+	}()
+	go io.WriteString(inW, "start the app task\n")
+	sc := bufio.NewScanner(outR)
+	var out []string
+	for sc.Scan() {
+		line := sc.Text()
+		out = append(out, line)
+		if strings.HasPrefix(line, "❓ Task ") {
+			go io.WriteString(inW, "append\n")
+		}
+		if strings.HasPrefix(line, "✅ Task ") || strings.HasPrefix(line, "❌") {
+			break
+		}
+	}
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	<-done
+	text := strings.Join(out, "\n")
+	if !strings.Contains(text, "❓ Task ") || !strings.Contains(text, "Resuming task") || !strings.Contains(text, "✅ Task ") {
+		t.Fatalf("chat output:\n%s", text)
+	}
+	if n := len(fake.Requests()); n != 2 {
+		t.Fatalf("%d LLM requests: the answer to the task went to the LLM", n)
+	}
+}
