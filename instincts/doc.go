@@ -1,13 +1,15 @@
 // Package instincts holds Fetch's deterministic reflexes: the commands and
 // safety words answered without the LLM (/help, /status, /stop and its
-// natural forms, /clear, /whoami, /commands, yes/no on a pending prompt),
+// natural forms, /clear, /whoami, /autonomy, /commands, yes/no on a pending
+// prompt),
 // and the reading of /remind, /schedule, /cron and /watch: their times and
 // cron specs are parsed here (ParseWhen, ParseSpec) and handed on in the
 // Response as a Job for the runtime to store.
 //
 // An instinct sees only the message text and a State snapshot, and returns
 // the reply text and an Effect for the conversation runtime to carry out
-// (stop the task, clear the history, answer the prompt). It does no I/O of
+// (stop the task, clear the history, answer the prompt, set the autonomy
+// level). It does no I/O of
 // its own and never calls the LLM or Docker, so /stop keeps working when
 // everything else is down. The same text and State always give
 // byte-identical replies.

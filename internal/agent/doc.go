@@ -29,7 +29,9 @@
 // (internal/conversation). An *Agent keeps no per-conversation state in
 // memory and is safe for concurrent use across conversations.
 //
-// agent imports llm, identity, store, chat, intent, modes and instincts;
-// the workspace registry and the task engine reach it through the
-// Workspaces and Tasks interfaces declared here.
+// agent imports llm, identity, store, chat, intent, modes and instincts,
+// and task and workspace for their types: the registry and the engine
+// reach it through the small Workspaces, Tasks and Running interfaces
+// declared here, which *workspace.Registry, *task.Engine and
+// progress.Running satisfy.
 package agent
