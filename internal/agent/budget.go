@@ -33,8 +33,8 @@ func (r *run) overBudget(ctx context.Context) (*overrun, error) {
 		return nil, fmt.Errorf("agent: budget: %w", err)
 	}
 	switch {
-	case b.DayTokens > 0 && spent.Tokens() >= b.DayTokens+granted.Tokens():
-		return &overrun{"day", fmt.Sprintf("today's %d tokens are used up (%d spent)", b.DayTokens+granted.Tokens(), spent.Tokens())}, nil
+	case b.DayTokens > 0 && spent.Tokens() >= b.DayTokens+granted.Tokens:
+		return &overrun{"day", fmt.Sprintf("today's %d tokens are used up (%d spent)", b.DayTokens+granted.Tokens, spent.Tokens())}, nil
 	case b.DayCost > 0 && spent.Cost >= b.DayCost+granted.Cost:
 		return &overrun{"day", fmt.Sprintf("today's budget of $%.2f is used up ($%.4f spent)", b.DayCost+granted.Cost, spent.Cost)}, nil
 	}
@@ -65,7 +65,7 @@ func (a *Agent) Spend(ctx context.Context) (*instincts.Spend, error) {
 	}
 	s := &instincts.Spend{Tokens: spent.Tokens(), Cost: spent.Cost}
 	if a.cfg.Budget.DayTokens > 0 {
-		s.TokenBudget = a.cfg.Budget.DayTokens + granted.Tokens()
+		s.TokenBudget = a.cfg.Budget.DayTokens + granted.Tokens
 	}
 	if a.cfg.Budget.DayCost > 0 {
 		s.CostBudget = a.cfg.Budget.DayCost + granted.Cost

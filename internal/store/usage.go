@@ -32,22 +32,28 @@ func (db *DB) AddUsage(ctx context.Context, conversationID string, u Usage) erro
 	return nil
 }
 
+// Grant is extra budget the owner granted for a day.
+type Grant struct {
+	Tokens int
+	Cost   float64
+}
+
 // Spent is what was spent on day (a Day), across all conversations, and
 // the extra budget the owner granted for it.
-func (db *DB) Spent(ctx context.Context, day string) (spent, granted Usage, err error) {
+func (db *DB) Spent(ctx context.Context, day string) (spent Usage, granted Grant, err error) {
 	var cost sql.NullFloat64
 	err = db.db.QueryRowContext(ctx,
 		"SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), SUM(cost) FROM llm_usage WHERE day = ?", day).
 		Scan(&spent.PromptTokens, &spent.CompletionTokens, &cost)
 	if err != nil {
-		return Usage{}, Usage{}, fmt.Errorf("store: spent on %s: %w", day, describe(err))
+		return Usage{}, Grant{}, fmt.Errorf("store: spent on %s: %w", day, describe(err))
 	}
 	spent.Cost = cost.Float64
 	var gcost sql.NullFloat64
 	err = db.db.QueryRowContext(ctx,
-		"SELECT COALESCE(SUM(tokens), 0), SUM(cost) FROM budget_grants WHERE day = ?", day).Scan(&granted.CompletionTokens, &gcost)
+		"SELECT COALESCE(SUM(tokens), 0), SUM(cost) FROM budget_grants WHERE day = ?", day).Scan(&granted.Tokens, &gcost)
 	if err != nil {
-		return Usage{}, Usage{}, fmt.Errorf("store: granted on %s: %w", day, describe(err))
+		return Usage{}, Grant{}, fmt.Errorf("store: granted on %s: %w", day, describe(err))
 	}
 	granted.Cost = gcost.Float64
 	return spent, granted, nil

@@ -26,7 +26,7 @@ func TestUsageAndGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	spent, granted, err := db.Spent(ctx, store.Day(day))
-	if err != nil || spent.Tokens() != 135 || spent.Cost != 0.75 || granted.Tokens() != 500 || granted.Cost != 1.5 {
+	if err != nil || spent.Tokens() != 135 || spent.Cost != 0.75 || granted.Tokens != 500 || granted.Cost != 1.5 {
 		t.Fatalf("spent %+v granted %+v, %v", spent, granted, err)
 	}
 	if spent, _, _ := db.Spent(ctx, "2000-01-01"); spent.Tokens() != 0 || spent.Cost != 0 {
