@@ -78,8 +78,12 @@ func (r *run) requestApproval(ctx context.Context, t *tool, p prepared) string {
 	if danger == "" {
 		danger = "supervised mode: every task needs your approval"
 	}
-	body := fmt.Sprintf("%s\n%s %s", p.describe, t.name, p.args)
-	err := r.ask(ctx, store.Approval, body, pending{Kind: kindApproval, Tool: t.name, Arguments: json.RawMessage(p.args)})
+	args, describe := p.args, p.describe
+	if p.bind != nil {
+		args, describe = p.bind(r)
+	}
+	body := fmt.Sprintf("%s\n%s %s", describe, t.name, args)
+	err := r.ask(ctx, store.Approval, body, pending{Kind: kindApproval, Tool: t.name, Arguments: json.RawMessage(args)})
 	if err != nil {
 		r.a.log.Info("approval not opened", "conversation", r.conv, "tool", t.name, "err", err)
 		return fmt.Sprintf("error: %s needs the owner's approval, but it could not be asked: %v", t.name, err)

@@ -100,6 +100,7 @@ func (a *Agent) register() error {
 				return nonEmpty("goal", t.Goal)
 			},
 			check: checkTaskCreate,
+			bind:  func(r *run, t *taskCreateArgs) { t.Workspace = or(t.Workspace, r.workspace) },
 			run:   toolTaskCreate,
 			policy: func(t *taskCreateArgs) (string, string) {
 				desc := fmt.Sprintf("Start a task in %s: %s", or(t.Workspace, "the selected workspace"), t.Goal)

@@ -49,11 +49,16 @@ func TestSupervisedApprovesEveryTask(t *testing.T) {
 		t.Fatalf("supervised task: created %d, mode %s, reply %q", len(r.tasks.created), r.mode.Current(), texts(replies))
 	}
 	p, _ := r.db.OpenPrompt(t.Context(), conv)
+	if !strings.Contains(p.Body, `task_create {"goal":"add a README","workspace":"demo"}`) {
+		t.Fatalf("the approval does not show the full action with its workspace: %q", p.Body)
+	}
+	// The selection changing before the yes does not move the task.
+	r.selectWorkspace("")
 	r.db.ResolvePrompt(t.Context(), p.ID, "yes")
 	r.mode.Approve(t.Context(), "owner approved")
 	r.llm.Script(testkit.Say("The README task is running."))
 	more, err := r.agent.Resolved(t.Context(), p, "yes")
-	if err != nil || len(r.tasks.created) != 1 || !strings.Contains(texts(more), r.tasks.created[0].ID) {
+	if err != nil || len(r.tasks.created) != 1 || r.tasks.created[0].Workspace != "demo" || !strings.Contains(texts(more), r.tasks.created[0].ID) {
 		t.Fatalf("after yes: %q, %v, %d tasks", texts(more), err, len(r.tasks.created))
 	}
 }

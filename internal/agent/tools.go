@@ -52,6 +52,10 @@ type prepared struct {
 	check func(ctx context.Context, r *run) error
 	// run carries the call out.
 	run func(ctx context.Context, r *run) (string, error)
+	// bind, when set, returns the arguments with what the conversation
+	// supplies filled in (the selected workspace) and their description,
+	// for an approval that runs later.
+	bind func(r *run) (args, describe string)
 	// danger, when not empty, is why the call needs the owner's approval.
 	danger string
 	// describe is the call in words, for the owner.
@@ -67,7 +71,9 @@ type spec[A any] struct {
 	validate func(*A) error
 	// check is a precondition against the world, before approval.
 	check func(ctx context.Context, r *run, args A) error
-	run   func(ctx context.Context, r *run, args A) (string, error)
+	// bind fills in what the conversation supplies before an approval.
+	bind func(r *run, args *A)
+	run  func(ctx context.Context, r *run, args A) (string, error)
 	// policy says why a call is dangerous ("" when it is not) and
 	// describes it for the owner.
 	policy func(args *A) (danger, describe string)
@@ -100,6 +106,18 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 		p.describe = name + " " + p.args
 		if s.check != nil {
 			p.check = func(ctx context.Context, r *run) error { return s.check(ctx, r, args) }
+		}
+		if s.bind != nil {
+			p.bind = func(r *run) (string, string) {
+				bound := args
+				s.bind(r, &bound)
+				b, _ := json.Marshal(bound)
+				describe := name + " " + string(b)
+				if s.policy != nil {
+					_, describe = s.policy(&bound)
+				}
+				return string(b), describe
+			}
 		}
 		if s.policy != nil {
 			p.danger, p.describe = s.policy(&args)
