@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -676,5 +677,68 @@ func TestServeActionEndsAsTaskInTheKennel(t *testing.T) {
 	}
 	if got := strings.Join(contents(d.Messages(ch)), "\n"); !strings.Contains(got, "Started it.") {
 		t.Fatalf("the agent's reply is missing: %q", got)
+	}
+}
+
+// TestServeDeleteWaitsForTheApproveButton: the agent's workspace_delete
+// becomes an approval with Approve/Deny buttons in the DM; Deny does
+// nothing, Approve deletes.
+func TestServeDeleteWaitsForTheApproveButton(t *testing.T) {
+	d := testkit.NewDiscord(t, testToken)
+	fake := testkit.NewOpenRouter(t)
+	dir := t.TempDir()
+	// The workspaces belong to the kennel's user, who must reach them.
+	for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		os.Chmod(p, 0o755)
+	}
+	vars := serveVars(d, dir)
+	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
+	vars["FETCH_LLM_URL"] = fake.URL()
+	cfg, err := loadConfig(envOf(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := newWorkspaces(cfg, discardLogger())
+	if _, err := reg.Create(t.Context(), "demo", ""); err != nil {
+		t.Fatal(err)
+	}
+	exists := func() bool {
+		_, err := reg.Path("demo")
+		return err == nil
+	}
+	startServe(t, d, vars, 1)
+	ch := d.DMChannel(ownerID)
+	for _, button := range []string{"Deny", "Approve"} {
+		fake.Script(testkit.Use(testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"demo"}`}))
+		if button == "Approve" {
+			fake.Script(testkit.Say("demo is deleted."))
+		}
+		ask := reply(t, d, ownerID, "delete the demo workspace")
+		if !strings.Contains(ask.Content, `workspace_delete {"name":"demo"}`) || len(ask.Components) != 1 {
+			t.Fatalf("approval message %q with %+v; requests:\n%s", ask.Content, ask.Components, fake.Requests()[len(fake.Requests())-1].Raw)
+		}
+		var custom string
+		for _, b := range ask.Components[0].Components {
+			if b.Label == button {
+				custom = b.CustomID
+			}
+		}
+		n := len(d.Messages(ch))
+		d.Click(ownerID, ask.ID, custom)
+		want := n + 1
+		if button == "Approve" {
+			want = n + 3 // "Approved.", the result, the model's confirmation
+		}
+		got := contents(d.WaitMessages(t, ch, want)[n:])
+		switch button {
+		case "Deny":
+			if !exists() || got[0] != "Denied. Nothing was done." {
+				t.Fatalf("after Deny: exists=%v, messages %q", exists(), got)
+			}
+		case "Approve":
+			if exists() || !strings.Contains(strings.Join(got, "\n"), "Deleted workspace demo") {
+				t.Fatalf("after Approve: exists=%v, messages %q", exists(), got)
+			}
+		}
 	}
 }
