@@ -67,6 +67,9 @@ const (
 	Woke Event = "woke"
 	// TaskEnded: the task finished, failed or was stopped.
 	TaskEnded Event = "task_ended"
+	// Settled: the work an answer or approval resumed is over and nothing
+	// runs any more.
+	Settled Event = "settled"
 	// Reconciled: after a restart, the stored mode was brought in line
 	// with what is really live.
 	Reconciled Event = "reconciled"
@@ -96,6 +99,7 @@ func transitions() []transition {
 		{IdleTimeout, []Mode{Alert}, Resting},
 		{Woke, []Mode{Resting}, Alert},
 		{TaskEnded, live, Alert},
+		{Settled, []Mode{Working}, Alert},
 		{Reconciled, live, Alert},
 		{Reconciled, live, Working},
 		{Reconciled, live, Waiting},

@@ -15,14 +15,14 @@ var allModes = []modes.Mode{modes.Alert, modes.Working, modes.Waiting, modes.Gua
 
 var fixedEvents = []modes.Event{
 	modes.TaskStarted, modes.Asked, modes.Answered, modes.Guarded, modes.Denied,
-	modes.IdleTimeout, modes.Woke, modes.TaskEnded,
+	modes.IdleTimeout, modes.Woke, modes.TaskEnded, modes.Settled,
 }
 
 // legal is the transition list, written out independently of the
 // package's table.
 var legal = map[modes.Mode]map[modes.Event]modes.Mode{
 	modes.Alert:    {modes.TaskStarted: modes.Working, modes.Asked: modes.Waiting, modes.Guarded: modes.Guarding, modes.IdleTimeout: modes.Resting},
-	modes.Working:  {modes.Asked: modes.Waiting, modes.Guarded: modes.Guarding, modes.TaskEnded: modes.Alert},
+	modes.Working:  {modes.Asked: modes.Waiting, modes.Guarded: modes.Guarding, modes.TaskEnded: modes.Alert, modes.Settled: modes.Alert},
 	modes.Waiting:  {modes.Answered: modes.Working, modes.Guarded: modes.Guarding, modes.TaskEnded: modes.Alert},
 	modes.Guarding: {modes.Denied: modes.Alert, modes.TaskEnded: modes.Alert},
 	modes.Resting:  {modes.Woke: modes.Alert},

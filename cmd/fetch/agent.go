@@ -12,7 +12,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // identityDir is where the owner's identity files overlay the defaults.
@@ -25,9 +24,6 @@ type brain struct {
 	ids    *identity.Set
 	client *llm.Client
 	agent  *agent.Agent
-	// mgr is the conversation manager, attached once built: the agent
-	// fires mode events through it when it continues after an answer.
-	mgr *conversation.Manager
 }
 
 // brainDeps are the parts the agent's tools drive; nil ones answer that
@@ -54,7 +50,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 	b := &brain{ids: ids, client: client}
 	b.agent, err = agent.New(agent.Config{
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks, Running: deps.running,
-		Fire: b.fire, Next: deps.next, Logger: log.With("component", "agent"),
+		Next: deps.next, Logger: log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
 	})
@@ -84,20 +80,6 @@ func (b *brain) wire(c *conversation.Config) {
 	c.Agent = conversationAgent{b.agent}
 	c.Resolver = b.agent
 	c.Spend = b.agent.Spend
-}
-
-// attach gives the brain the manager built with its wiring.
-func (b *brain) attach(m *conversation.Manager) {
-	if b != nil {
-		b.mgr = m
-	}
-}
-
-func (b *brain) fire(ctx context.Context, conversationID string, e modes.Event, reason string) error {
-	if b.mgr == nil {
-		return fmt.Errorf("brain: no conversation manager for %s", e)
-	}
-	return b.mgr.Fire(ctx, conversationID, e, reason)
 }
 
 func (b *brain) close(ctx context.Context) error {

@@ -211,7 +211,6 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	}
 	b.wire(&c)
 	conv.Manager = conversation.New(c)
-	b.attach(conv.Manager)
 	return &conversations{mgr: conv.Manager, tasks: engine, pro: pro, brain: b, release: release}, nil
 }
 

@@ -32,8 +32,6 @@ type Config struct {
 	Tasks      Tasks
 	// Running finds the conversation's running task; required with Tasks.
 	Running Running
-	// Fire queues mode events when the agent continues after an answer.
-	Fire FireFunc
 	// Next resolves prompts that are not the agent's.
 	Next   Resolver
 	Logger *slog.Logger

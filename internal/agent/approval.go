@@ -96,11 +96,11 @@ func (r *run) requestApproval(ctx context.Context, t *tool, p prepared) string {
 // an approved action runs (a denied one does not), a question's answer
 // goes back to the model, a budget pause continues or stops. Prompts the
 // agent did not open go to the next resolver.
-func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error) {
 	var act pending
 	if err := json.Unmarshal([]byte(p.Action), &act); err != nil || act.By != promptOwner {
 		if a.cfg.Next != nil {
-			return a.cfg.Next.Resolved(ctx, p, answer)
+			return a.cfg.Next.Resolved(ctx, p, answer, mode)
 		}
 		return nil, nil
 	}
@@ -108,18 +108,16 @@ func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string) ([]
 	if err != nil {
 		return nil, err
 	}
+	r.mode = mode
 	switch act.Kind {
 	case kindApproval:
 		return a.approved(ctx, r, act, answer)
 	case kindQuestion:
-		replies, err := r.run(ctx, answer)
-		a.settle(ctx, r)
-		return replies, err
+		return r.run(ctx, answer)
 	case kindBudget:
 		if answer != "yes" {
 			r.msgs = []llm.Message{{Role: llm.User, Content: "(The owner declined more budget.)"}, {Role: llm.Assistant, Content: "Stopped there."}}
 			r.save(ctx)
-			a.settle(ctx, r)
 			return []chat.Reply{chat.Text("OK, I stopped there.")}, nil
 		}
 		if act.Scope == "day" {
@@ -128,9 +126,7 @@ func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string) ([]
 				return nil, fmt.Errorf("agent: grant: %w", err)
 			}
 		}
-		replies, err := r.run(ctx, "(The owner allowed more budget. Continue where you stopped.)")
-		a.settle(ctx, r)
-		return replies, err
+		return r.run(ctx, "(The owner allowed more budget. Continue where you stopped.)")
 	}
 	return nil, fmt.Errorf("agent: prompt %d has an unknown kind %q", p.ID, act.Kind)
 }
@@ -160,21 +156,6 @@ func (a *Agent) approved(ctx context.Context, r *run, act pending, answer string
 	replies := []chat.Reply{chat.Text(result)}
 	more, err := r.run(ctx, fmt.Sprintf("(The owner approved %s. Result: %s) Continue with the request if anything is left; otherwise confirm in one sentence.", desc, result))
 	return append(replies, more...), err
-}
-
-// settle returns a conversation to ALERT after an answer when nothing is
-// left running or asked: the mode machine moves an answered question to
-// WORKING, which only a task may keep.
-func (a *Agent) settle(ctx context.Context, r *run) {
-	if r.ended || len(r.created) > 0 || a.cfg.Fire == nil {
-		return
-	}
-	if a.cfg.Running != nil {
-		if t, err := a.cfg.Running.Running(ctx, r.conv); err != nil || t != nil {
-			return
-		}
-	}
-	r.fire(ctx, modes.TaskEnded, "answer handled; nothing running")
 }
 
 func (a *Agent) audit(ctx context.Context, conv, action, detail string) {

@@ -11,7 +11,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/testkit"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // viaConversation adapts the agent to conversation.Agent, as cmd/fetch
@@ -31,11 +30,7 @@ type chatRig struct {
 
 func newChatRig(t *testing.T) *chatRig {
 	c := &chatRig{}
-	c.rig = newRig(t, func(_ *rig, cfg *agent.Config) {
-		cfg.Fire = func(ctx context.Context, id string, e modes.Event, reason string) error {
-			return c.mgr.Fire(ctx, id, e, reason)
-		}
-	})
+	c.rig = newRig(t, nil)
 	c.start()
 	return c
 }

@@ -51,10 +51,5 @@ type Running interface {
 // Resolver continues what waited on a prompt; the agent hands prompts that
 // are not its own (a harness's question) to the next one.
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error)
 }
-
-// FireFunc queues a mode event for a conversation (conversation.Manager's
-// Fire); used when the agent runs without the mode machine at hand, in
-// Resolved.
-type FireFunc func(ctx context.Context, conversationID string, e modes.Event, reason string) error

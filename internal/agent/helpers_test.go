@@ -35,7 +35,6 @@ type rig struct {
 	tasks *memTasks
 	agent *agent.Agent
 	mode  *modes.Machine
-	fired []modes.Event
 }
 
 func newRig(t *testing.T, mod func(*rig, *agent.Config)) *rig {
@@ -59,10 +58,6 @@ func newRig(t *testing.T, mod func(*rig, *agent.Config)) *rig {
 	cfg := agent.Config{
 		Store: db, LLM: client, Identity: identity.New("", slog.New(slog.DiscardHandler)),
 		Workspaces: r.ws, Tasks: r.tasks, Running: r.tasks, Logger: slog.New(slog.DiscardHandler),
-		Fire: func(_ context.Context, _ string, e modes.Event, _ string) error {
-			r.fired = append(r.fired, e)
-			return nil
-		},
 	}
 	if mod != nil {
 		mod(r, &cfg)
@@ -192,7 +187,7 @@ type recordResolver struct {
 	answer string
 }
 
-func (r *recordResolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+func (r *recordResolver) Resolved(_ context.Context, p store.Prompt, answer string, _ *modes.Machine) ([]chat.Reply, error) {
 	r.prompt, r.answer = p, answer
 	return nil, nil
 }

@@ -319,17 +319,12 @@ func (r *run) record(ctx context.Context, u llm.Usage) {
 	}
 }
 
-// fire moves the mode: on the machine during a turn, through the
-// conversation's mailbox when continuing after an answer.
+// fire moves the conversation's mode (the agent runs on its goroutine).
 func (r *run) fire(ctx context.Context, e modes.Event, reason string) {
-	var err error
-	switch {
-	case r.mode != nil:
-		err = r.mode.Fire(ctx, e, reason)
-	case r.a.cfg.Fire != nil:
-		err = r.a.cfg.Fire(ctx, r.conv, e, reason)
+	if r.mode == nil {
+		return
 	}
-	if err != nil {
+	if err := r.mode.Fire(ctx, e, reason); err != nil {
 		r.a.log.Warn("mode event", "conversation", r.conv, "event", e, "err", err)
 	}
 }

@@ -57,7 +57,7 @@ func TestSupervisedApprovesEveryTask(t *testing.T) {
 	r.db.ResolvePrompt(t.Context(), p.ID, "yes")
 	r.mode.Approve(t.Context(), "owner approved")
 	r.llm.Script(testkit.Say("The README task is running."))
-	more, err := r.agent.Resolved(t.Context(), p, "yes")
+	more, err := r.agent.Resolved(t.Context(), p, "yes", r.mode)
 	if err != nil || len(r.tasks.created) != 1 || r.tasks.created[0].Workspace != "demo" || !strings.Contains(texts(more), r.tasks.created[0].ID) {
 		t.Fatalf("after yes: %q, %v, %d tasks", texts(more), err, len(r.tasks.created))
 	}
@@ -67,7 +67,7 @@ func TestPromptsOfOthersGoToTheNextResolver(t *testing.T) {
 	next := &recordResolver{}
 	r := newRig(t, func(_ *rig, c *agent.Config) { c.Next = next })
 	p := store.Prompt{ID: 9, ConversationID: conv, Kind: store.Question, Body: "Which port?", Action: `{"task":"t-1"}`}
-	if _, err := r.agent.Resolved(t.Context(), p, "8080"); err != nil {
+	if _, err := r.agent.Resolved(t.Context(), p, "8080", r.mode); err != nil {
 		t.Fatal(err)
 	}
 	if next.answer != "8080" || next.prompt.ID != 9 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/store"
@@ -297,7 +298,7 @@ type resolver struct {
 	answers []string
 }
 
-func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string, _ *modes.Machine) ([]chat.Reply, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.answers = append(r.answers, answer)
@@ -353,9 +354,44 @@ func TestQuestionAnsweredByFreeText(t *testing.T) {
 	if got[1].Reply.Text != "Thanks, passing that on." || got[2].Reply.Text != "resolved Which database? with Postgres, please" {
 		t.Fatalf("replies = %q", e.rec.Texts())
 	}
+	// Nothing runs once the answer was handled: the conversation settles.
 	st, _ := e.db.Mode(t.Context(), conv)
-	if st.Mode != "WORKING" {
-		t.Fatalf("mode after answer = %s; want WORKING", st.Mode)
+	if st.Mode != "ALERT" {
+		t.Fatalf("mode after answer = %s; want ALERT", st.Mode)
+	}
+	hist, _ := e.db.ModeHistory(t.Context(), conv)
+	var events []string
+	for _, h := range hist[len(hist)-2:] {
+		events = append(events, h.Event)
+	}
+	if strings.Join(events, ",") != "answered,settled" {
+		t.Fatalf("last mode events = %v", events)
+	}
+}
+
+// running is a task engine with one task that keeps running.
+type running struct{}
+
+func (running) Running(context.Context, string) (*instincts.Task, error) {
+	return &instincts.Task{ID: "t-1", Goal: "g", Harness: "claude", Workspace: "api"}, nil
+}
+func (running) StopAll(context.Context, string) error { return nil }
+
+func TestQuestionAnsweredWhileATaskRunsStaysWorking(t *testing.T) {
+	e := newEnv(t, conversation.Config{Resolver: &resolver{}, Tasks: running{}})
+	e.say(t, "/whoami")
+	e.rec.WaitFor(t, 1)
+	if err := e.mgr.Fire(t.Context(), conv, modes.Asked, "task t-1 asked"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.AddPrompt(t.Context(), store.Prompt{ConversationID: conv, Kind: store.Question, Body: "Which port?"}); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t)
+	e.say(t, "8080")
+	e.idle(t)
+	if st, _ := e.db.Mode(t.Context(), conv); st.Mode != "WORKING" {
+		t.Fatalf("mode after answer with a task running = %s; want WORKING", st.Mode)
 	}
 }
 

@@ -55,9 +55,10 @@ type Tasks interface {
 
 // Resolver continues whatever waited on a prompt once the owner answered
 // it (an approved tool call, a harness question); its replies are sent
-// after the instinct's.
+// after the instinct's. It runs on the conversation's goroutine and may
+// fire events on mode, the conversation's machine.
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error)
 }
 
 // Config is what a Manager needs. Store, Senders, RoleOf and Logger are

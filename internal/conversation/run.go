@@ -321,12 +321,29 @@ func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer st
 	}
 	replies := []chat.Reply{chat.Text("Thanks, passing that on.")}
 	if s.m.cfg.Resolver != nil {
-		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer)
+		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer, s.mode)
 		if err != nil {
 			s.m.log.Error("resolve", "conversation", s.c.id, "err", err)
 			more = []chat.Reply{chat.Text(ErrorMessage(err))}
 		}
 		replies = append(replies, more...)
 	}
+	s.settle(ctx)
 	return replies
+}
+
+// settle returns the conversation to ALERT once an answer's work is over:
+// an answered question moves to WORKING, which only a running task keeps.
+func (s *session) settle(ctx context.Context) {
+	if s.mode.Current() != modes.Working {
+		return
+	}
+	if s.m.cfg.Tasks != nil {
+		if t, err := s.m.cfg.Tasks.Running(ctx, s.c.id); err != nil || t != nil {
+			return
+		}
+	}
+	if err := s.mode.Fire(ctx, modes.Settled, "answer handled; nothing running"); err != nil {
+		s.m.log.Error("settle", "conversation", s.c.id, "err", err)
+	}
 }

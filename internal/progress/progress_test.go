@@ -3,9 +3,11 @@ package progress_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,15 +42,30 @@ func (f *tasks) Active(context.Context, string) ([]task.Task, error) {
 	defer f.mu.Unlock()
 	return append([]task.Task(nil), f.active...), nil
 }
-func (f *tasks) List(ctx context.Context, _ task.Filter) ([]task.Task, error) {
-	return f.Active(ctx, "")
+func (f *tasks) List(ctx context.Context, filter task.Filter) ([]task.Task, error) {
+	all, _ := f.Active(ctx, "")
+	var out []task.Task
+	for _, t := range all {
+		if len(filter.States) == 0 || slices.Contains(filter.States, t.State) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 func (f *tasks) Cancel(context.Context, string) error { return nil }
+
+// Respond resumes a waiting task, as the engine does before it returns.
 func (f *tasks) Respond(_ context.Context, id, answer string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.responded[id] = answer
-	return nil
+	for i, t := range f.active {
+		if t.ID == id && t.State == task.WaitingInput {
+			f.active[i].State, f.active[i].Question = task.Running, ""
+			f.responded[id] = answer
+			return nil
+		}
+	}
+	return fmt.Errorf("task %s is not waiting: %w", id, task.ErrState)
 }
 func (f *tasks) set(ts ...task.Task) {
 	f.mu.Lock()
@@ -80,7 +97,7 @@ func newEnv(t *testing.T) *env {
 	chatRef := &struct{ *conversation.Manager }{}
 	e.rep = progress.New(progress.Config{Chat: chatRef, Store: db, Tasks: e.tasks, Logger: log, Now: func() time.Time { return e.now }})
 	e.mgr = conversation.New(conversation.Config{
-		Store: db, Senders: map[string]chat.Sender{"term": e.rec}, Logger: log, Resolver: e.rep,
+		Store: db, Senders: map[string]chat.Sender{"term": e.rec}, Logger: log, Resolver: e.rep, Tasks: progress.Running{Tasks: e.tasks},
 		RoleOf: func(_, u string) chat.Role { return chat.Owner },
 	})
 	chatRef.Manager = e.mgr

@@ -36,7 +36,7 @@ type Tasks interface {
 // Resolver continues what waited on an answered prompt
 // (conversation.Resolver).
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error)
 }
 
 // Defaults.
@@ -343,13 +343,13 @@ func lastLines(s string, n int) string {
 
 // Resolved implements conversation.Resolver: an answered task question
 // resumes the task; any other prompt goes to Next.
-func (r *Reporter) Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+func (r *Reporter) Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error) {
 	id := promptTask(p)
 	if id == "" {
 		if r.cfg.Next == nil {
 			return nil, nil
 		}
-		return r.cfg.Next.Resolved(ctx, p, answer)
+		return r.cfg.Next.Resolved(ctx, p, answer, mode)
 	}
 	if err := r.cfg.Tasks.Respond(ctx, id, answer); err != nil {
 		if errors.Is(err, task.ErrState) || errors.Is(err, task.ErrNotFound) || errors.Is(err, task.ErrInvalid) {
