@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -337,5 +338,32 @@ func TestChatTaskQuestionAnsweredThroughTheAgentsResolver(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 2 {
 		t.Fatalf("%d LLM requests: the answer to the task went to the LLM", n)
+	}
+}
+
+// TestLoggerRedacts: the logger every command uses removes the configured
+// secrets and credential patterns from what it writes.
+func TestLoggerRedacts(t *testing.T) {
+	cfg, err := loadConfig(envOf(map[string]string{
+		"FETCH_DATA_DIR":      t.TempDir(),
+		"OPENROUTER_API_KEY":  "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"FETCH_DISCORD_TOKEN": "configured.discord.token-value",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	log, _, err := newLogger(&out, cfg, slog.LevelInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("harness said", "line", "key "+cfg.OpenRouter+" token configured.discord.token-value gh ghp_q8Jx2LmZ0vT4nR7cW1yB5dK9sH3fG6pA2eU0")
+	for _, secret := range []string{cfg.OpenRouter, "configured.discord.token-value", "ghp_q8Jx2LmZ0vT4nR7cW1yB5dK9sH3fG6pA2eU0"} {
+		if strings.Contains(out.String(), secret) {
+			t.Fatalf("log holds %q:\n%s", secret, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "harness said") {
+		t.Fatalf("log lost the record: %s", out.String())
 	}
 }

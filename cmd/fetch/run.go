@@ -14,6 +14,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/progress"
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/term"
@@ -150,8 +151,16 @@ func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
 	return store.Open(ctx, filepath.Join(cfg.DataDir, "fetch.db"))
 }
 
-func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+// newLogger is every command's logger: text to w at the configured level
+// (fallback when unset), every record passing through the redactor it
+// returns too, which removes the configured secrets and credential
+// patterns.
+func newLogger(w io.Writer, cfg Config, fallback slog.Level) (*slog.Logger, *redact.Redactor, error) {
+	red, err := redact.New(cfg.Secrets...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slog.New(redact.NewHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: cfg.level(fallback)}), red)), red, nil
 }
 
 // noAgentReply answers requests while no LLM is configured.
@@ -260,7 +269,10 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, cfg.level(slog.LevelWarn))
+	log, _, err := newLogger(stderr, cfg, slog.LevelWarn)
+	if err != nil {
+		return err
+	}
 	db, err := openStore(ctx, cfg)
 	if err != nil {
 		return err

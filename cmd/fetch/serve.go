@@ -11,7 +11,6 @@ import (
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/discord"
-	"github.com/fetch-dev/fetch/internal/redact"
 )
 
 const serveUsage = `Usage: fetch serve
@@ -37,11 +36,10 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err := cfg.require("serve", envDiscordToken, envOwnerID); err != nil {
 		return err
 	}
-	red, err := redact.New(cfg.Secrets...)
+	log, red, err := newLogger(stderr, cfg, slog.LevelInfo)
 	if err != nil {
 		return err
 	}
-	log := slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.level(slog.LevelInfo)}), red))
 	db, err := openStore(ctx, cfg)
 	if err != nil {
 		return err

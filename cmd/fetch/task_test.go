@@ -52,7 +52,7 @@ func taskVars(t *testing.T) map[string]string {
 	return vars
 }
 
-func quietLog() *slog.Logger { return newLogger(io.Discard, slog.LevelError) }
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func TestTaskRunWaitExitCodes(t *testing.T) {
 	vars := taskVars(t)
