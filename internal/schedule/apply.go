@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fetch-dev/fetch/instincts"
 )
@@ -86,7 +87,7 @@ func (s *Scheduler) format(es []Entry) string {
 		return "You have no reminders or schedules. /remind in 20m check the deploy sets one."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Your reminders and schedules (%d of %d, times in %s):", len(es), s.max, s.loc)
+	fmt.Fprintf(&b, "Your reminders and schedules (%d of %d, times in %s):", len(es), s.max, zoneName(s.loc, s.clock.Now()))
 	for _, e := range es {
 		next := "paused"
 		if e.State == Active {
@@ -103,4 +104,14 @@ func truncate(s string, n int) string {
 		return string(r)
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// zoneName names loc for the owner: its IANA name, or for the process's
+// own zone ("Local") the abbreviation in force at now, e.g. "CET".
+func zoneName(loc *time.Location, now time.Time) string {
+	if name := loc.String(); name != "Local" {
+		return name
+	}
+	abbr, _ := now.In(loc).Zone()
+	return abbr
 }
