@@ -143,6 +143,21 @@ func version() string {
 	return fmt.Sprintf("fetch %s%s %s %s/%s", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
+// openBase is what every command starts with: its logger (level fallback
+// when FETCH_LOG_LEVEL is unset) with the redactor behind it, and the
+// database. The caller closes the database.
+func openBase(ctx context.Context, cfg Config, stderr io.Writer, fallback slog.Level) (*slog.Logger, *redact.Redactor, *store.DB, error) {
+	log, red, err := newLogger(stderr, cfg, fallback)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return log, red, db, nil
+}
+
 // openStore creates the data directory and opens the database in it.
 func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -269,11 +284,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
-	log, _, err := newLogger(stderr, cfg, slog.LevelWarn)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, cfg)
+	log, _, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
 	if err != nil {
 		return err
 	}

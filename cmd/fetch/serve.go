@@ -36,11 +36,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err := cfg.require("serve", envDiscordToken, envOwnerID); err != nil {
 		return err
 	}
-	log, red, err := newLogger(stderr, cfg, slog.LevelInfo)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, cfg)
+	log, red, db, err := openBase(ctx, cfg, stderr, slog.LevelInfo)
 	if err != nil {
 		return err
 	}

@@ -103,11 +103,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("%w: %s takes %d argument(s), got %d\n\n%s", errUsage, sub, n, len(pos), taskUsage)
 	}
 
-	log, _, err := newLogger(stderr, cfg, slog.LevelWarn)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, cfg)
+	log, _, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
 	if err != nil {
 		return err
 	}
