@@ -242,24 +242,11 @@ func TestAgentConfig(t *testing.T) {
 // a task of the real engine in a real kennel with the scripted CLI, and
 // its result comes back to the chat.
 func TestChatActionEndsAsTaskInTheKennel(t *testing.T) {
-	vars := taskVars(t) // workspace "app", kennel image with the scripted CLIs
-	fake := testkit.NewOpenRouter(t)
-	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
-	vars["FETCH_LLM_URL"] = fake.URL()
-	vars["FETCH_IDLE_AFTER"] = "0"
-	fake.Script(
+	vars, _, inW, outR, done := agentChat(t,
 		testkit.Use(testkit.Call{ID: "s", Name: "workspace_select", Arguments: `{"name":"app"}`}),
 		testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"note that it works [file:notes/DONE.md]","harness":"claude"}`}),
 		testkit.Say("A harness is on it."),
 	)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		code := run(t.Context(), []string{"chat"}, envOf(vars), inR, outW, io.Discard)
-		outW.Close()
-		done <- code
-	}()
 	go io.WriteString(inW, "add a note that it works to the app workspace\n")
 	sc := bufio.NewScanner(outR)
 	var out []string
@@ -299,23 +286,10 @@ func TestChatActionEndsAsTaskInTheKennel(t *testing.T) {
 // is a prompt the agent did not open; the owner's answer passes the
 // agent's resolver on to the task reporter, and the task resumes.
 func TestChatTaskQuestionAnsweredThroughTheAgentsResolver(t *testing.T) {
-	vars := taskVars(t)
-	fake := testkit.NewOpenRouter(t)
-	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
-	vars["FETCH_LLM_URL"] = fake.URL()
-	vars["FETCH_IDLE_AFTER"] = "0"
-	fake.Script(
+	_, fake, inW, outR, done := agentChat(t,
 		testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"ask first [scenario:question]","workspace":"app"}`}),
 		testkit.Say("Started."),
 	)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		code := run(t.Context(), []string{"chat"}, envOf(vars), inR, outW, io.Discard)
-		outW.Close()
-		done <- code
-	}()
 	go io.WriteString(inW, "start the app task\n")
 	sc := bufio.NewScanner(outR)
 	var out []string
@@ -366,4 +340,27 @@ func TestLoggerRedacts(t *testing.T) {
 	if !strings.Contains(out.String(), "harness said") {
 		t.Fatalf("log lost the record: %s", out.String())
 	}
+}
+
+// agentChat runs fetch chat with the agent on the scripted fake OpenRouter
+// and the kennel with the scripted CLIs (workspace "app"), fed through a
+// pipe. It returns the environment, the fake, the input, the output and
+// the exit code to come.
+func agentChat(t *testing.T, script ...testkit.Step) (map[string]string, *testkit.OpenRouter, *io.PipeWriter, *io.PipeReader, <-chan int) {
+	t.Helper()
+	vars := taskVars(t)
+	fake := testkit.NewOpenRouter(t)
+	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
+	vars["FETCH_LLM_URL"] = fake.URL()
+	vars["FETCH_IDLE_AFTER"] = "0"
+	fake.Script(script...)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := run(t.Context(), []string{"chat"}, envOf(vars), inR, outW, io.Discard)
+		outW.Close()
+		done <- code
+	}()
+	return vars, fake, inW, outR, done
 }
