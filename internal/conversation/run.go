@@ -157,11 +157,6 @@ func (s *session) respond(ctx context.Context, it item) []chat.Reply {
 		return []chat.Reply{approvalReminder(prompt.Body)}
 	}
 
-	conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id)
-	if err != nil {
-		s.m.log.Error("load conversation", "conversation", s.c.id, "err", err)
-		return []chat.Reply{chat.Text(ErrorMessage(err))}
-	}
 	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked})
 	if res.Kind == intent.Clarify {
 		return []chat.Reply{chat.Text(clarifyReply)}
@@ -175,7 +170,7 @@ func (s *session) respond(ctx context.Context, it item) []chat.Reply {
 		Role:           it.role,
 		Text:           it.text,
 		Intent:         res,
-		Workspace:      conv.Workspace,
+		Workspace:      st.Workspace,
 		Mode:           s.mode,
 		Notify: func(ctx context.Context, r chat.Reply) error {
 			return s.m.Notify(ctx, s.c.id, r)
@@ -222,6 +217,8 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 	if conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id); err == nil {
 		st.Workspace = conv.Workspace
 		st.Autonomy = instincts.Autonomy(conv.Autonomy)
+	} else {
+		s.m.log.Error("load conversation", "conversation", s.c.id, "err", err)
 	}
 	if s.m.cfg.Spend != nil {
 		spend, err := s.m.cfg.Spend(ctx)
