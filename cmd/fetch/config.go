@@ -44,17 +44,19 @@ const (
 	envMaxTasks        = "FETCH_MAX_TASKS"
 )
 
-// secretEnv names the harness credentials that may be in Fetch's
-// environment: their values are redacted from everything sent to Discord
-// and logged, like the Discord token and the OpenRouter key.
+// secretEnv names the variables whose values are redacted from
+// everything sent to Discord and logged, besides the Discord token and the
+// OpenRouter key: every credential the coding CLIs may get (derived from
+// credentialVars, so the two lists cannot drift apart) and GITHUB_TOKEN,
+// which no CLI gets but may well be in Fetch's environment.
 func secretEnv() []string {
-	return []string{
-		"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-		"OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-		"GOOGLE_GENERATIVE_AI_API_KEY", "COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN",
-		"COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN", "CURSOR_API_KEY",
-		"DEEPSEEK_API_KEY", "GROQ_API_KEY",
+	out := []string{"GITHUB_TOKEN"}
+	for _, k := range credentialVars() {
+		if strings.HasSuffix(k, "_KEY") || strings.HasSuffix(k, "_TOKEN") || k == "OPENCODE_CONFIG_CONTENT" {
+			out = append(out, k)
+		}
 	}
+	return out
 }
 
 // configHelp documents every variable for --help.

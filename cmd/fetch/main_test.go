@@ -364,3 +364,22 @@ func agentChat(t *testing.T, script ...testkit.Step) (map[string]string, *testki
 	}()
 	return vars, fake, inW, outR, done
 }
+
+// TestEveryCredentialIsASecret: whatever credential a coding CLI may get
+// is also redacted.
+func TestEveryCredentialIsASecret(t *testing.T) {
+	secrets := map[string]bool{}
+	for _, k := range secretEnv() {
+		secrets[k] = true
+	}
+	for _, k := range credentialVars() {
+		if (strings.Contains(k, "KEY") || strings.Contains(k, "TOKEN")) && !secrets[k] {
+			t.Errorf("%s reaches the coding CLIs but is not redacted", k)
+		}
+	}
+	for _, k := range []string{"DASHSCOPE_API_KEY", "XAI_API_KEY", "GITHUB_TOKEN", "ANTHROPIC_API_KEY"} {
+		if !secrets[k] {
+			t.Errorf("%s is not redacted", k)
+		}
+	}
+}
