@@ -152,7 +152,11 @@ func (s *session) respond(ctx context.Context, it item) []chat.Reply {
 	switch {
 	case prompt != nil && prompt.Kind == store.Question:
 		// Whatever the owner writes while Fetch waits is the answer.
-		return s.answer(ctx, it, *prompt, it.text)
+		more, err := s.answer(ctx, it, *prompt, it.text)
+		if err != nil {
+			return []chat.Reply{chat.Text(ErrorMessage(err))}
+		}
+		return append([]chat.Reply{chat.Text("Thanks, passing that on.")}, more...)
 	case prompt != nil && prompt.Kind == store.Approval:
 		return []chat.Reply{approvalReminder(prompt.Body)}
 	}
@@ -287,7 +291,11 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 		}
 		s.m.audit(ctx, s.c.id, it.userID, "autonomy", string(r.Autonomy))
 	case instincts.Answer:
-		return append([]chat.Reply{chat.Text(r.Reply)}, s.answer(ctx, it, *prompt, r.Answer)[1:]...)
+		more, err := s.answer(ctx, it, *prompt, r.Answer)
+		if err != nil {
+			return []chat.Reply{chat.Text(ErrorMessage(err))}
+		}
+		return append([]chat.Reply{chat.Text(r.Reply)}, more...)
 	case instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume:
 		return s.delegate(ctx, it, r, s.m.cfg.Scheduler)
 	case instincts.WatchOn, instincts.WatchOff:
@@ -297,11 +305,12 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 }
 
 // answer resolves the open prompt with the owner's answer, moves the mode
-// on, and lets the Resolver continue. The first reply acknowledges.
-func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer string) []chat.Reply {
+// on, and lets the Resolver continue; it returns what the Resolver
+// replied. An error means the prompt was left open.
+func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer string) ([]chat.Reply, error) {
 	if err := s.m.cfg.Store.ResolvePrompt(ctx, p.ID, answer); err != nil {
 		s.m.log.Error("resolve prompt", "conversation", s.c.id, "err", err)
-		return []chat.Reply{chat.Text(ErrorMessage(err))}
+		return nil, err
 	}
 	s.m.audit(ctx, s.c.id, it.userID, "answer_"+string(p.Kind), answer)
 	var err error
@@ -316,17 +325,17 @@ func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer st
 	if err != nil {
 		s.m.log.Error("mode after answer", "conversation", s.c.id, "err", err)
 	}
-	replies := []chat.Reply{chat.Text("Thanks, passing that on.")}
+	var replies []chat.Reply
 	if s.m.cfg.Resolver != nil {
 		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer, s.mode)
 		if err != nil {
 			s.m.log.Error("resolve", "conversation", s.c.id, "err", err)
 			more = []chat.Reply{chat.Text(ErrorMessage(err))}
 		}
-		replies = append(replies, more...)
+		replies = more
 	}
 	s.settle(ctx)
-	return replies
+	return replies, nil
 }
 
 // settle returns the conversation to ALERT once an answer's work is over:
