@@ -32,8 +32,6 @@ type brainDeps struct {
 	workspaces agent.Workspaces
 	tasks      agent.Tasks
 	running    agent.Running
-	// next resolves prompts the agent did not open (a harness's question).
-	next agent.Resolver
 }
 
 // newBrain builds the brain; nil without OPENROUTER_API_KEY. It starts
@@ -50,7 +48,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 	b := &brain{ids: ids, client: client}
 	b.agent, err = agent.New(agent.Config{
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks, Running: deps.running,
-		Next: deps.next, Logger: log.With("component", "agent"),
+		Logger: log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
 	})
@@ -80,6 +78,7 @@ func (b *brain) wire(c *conversation.Config) {
 	c.Agent = conversationAgent{b.agent}
 	c.Resolver = b.agent
 	c.Spend = b.agent.Spend
+	c.Memory = b.agent
 }
 
 func (b *brain) close(ctx context.Context) error {
@@ -107,4 +106,5 @@ func (c conversationAgent) Respond(ctx context.Context, t conversation.Turn) ([]
 var (
 	_ conversation.Agent    = conversationAgent{}
 	_ conversation.Resolver = (*agent.Agent)(nil)
+	_ conversation.Memory   = (*agent.Agent)(nil)
 )

@@ -257,7 +257,7 @@ func TestChatActionEndsAsTaskInTheKennel(t *testing.T) {
 		if strings.HasPrefix(line, "Task ") && strings.Contains(line, " started") {
 			id = strings.Fields(line)[1]
 		}
-		if strings.HasPrefix(line, "✅ Task ") {
+		if strings.HasPrefix(line, "✅ Task ") && strings.Contains(line, " succeeded on ") {
 			break
 		}
 		if strings.HasPrefix(line, "❌") || strings.HasPrefix(line, "⚠️") {

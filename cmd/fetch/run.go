@@ -11,9 +11,9 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
-	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
@@ -181,51 +181,52 @@ func newLogger(w io.Writer, cfg Config, fallback slog.Level) (*slog.Logger, *red
 // noAgentReply answers requests while no LLM is configured.
 const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " + envOpenRouter + " (and optionally " + envModel + ") and restart Fetch. Commands such as /status and /help work now."
 
-// conversations is what every channel shares: the conversations, the task engine
-// with the reporter that turns its progress into messages and mode events,
-// and the proactive parts (scheduler, watcher). fetch chat and fetch serve
-// run the same pipeline; only the senders and who is admitted differ.
+// conversations is what every channel shares: the outbox that delivers
+// replies, the task engine and the feed it publishes on, the agent, the
+// conversations, and the proactive parts (scheduler, watcher). fetch chat
+// and fetch serve run the same pipeline; only the senders and who is
+// admitted differ.
+//
+// At run time everything flows one way: the engine publishes task updates
+// on the feed; the Manager routes them to the conversation they belong to,
+// whose goroutine alone changes its mode and decides what to send; what
+// anyone sends is stored and queued on the outbox, whose pump per
+// conversation delivers it. Nothing below calls back up.
 type conversations struct {
-	mgr     *conversation.Manager
+	outbox  *conversation.Outbox
 	tasks   *task.Engine
-	pro     *proactive
 	brain   *brain
+	mgr     *conversation.Manager
+	pro     *proactive
 	release func()
 }
 
-// newConversations builds the runtime. Nothing touches Docker before a
-// task runs, so the conversations work without it.
+// newConversations builds the runtime, each part from the parts before
+// it. Nothing touches Docker before a task runs, so the conversations
+// work without it.
 func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
-	engine, release, err := newEngine(cfg, db, log, true)
+	outbox := conversation.NewOutbox(db, senders, log.With("component", "outbox"))
+	updates := task.NewFeed()
+	engine, release, err := newEngine(cfg, db, log, updates, true)
 	if err != nil {
 		return nil, err
 	}
-	// The reporter speaks through the manager, the manager asks the engine
-	// (through the reporter's adapters), the engine tells the reporter:
-	// conv is filled in once the manager exists.
-	conv := &struct{ *conversation.Manager }{}
-	reporter := progress.New(progress.Config{Chat: conv, Store: db, Tasks: engine, Logger: log})
-	engine.Observe(reporter)
-	pro := newProactive(cfg, db, log)
-	running := progress.Running{Tasks: engine}
-	// The agent, when an LLM is configured: it resolves its own prompts
-	// (approvals) and hands task questions on to the reporter.
 	b, err := newBrain(cfg, db, log, brainDeps{
 		workspaces: newWorkspaces(cfg, log),
 		tasks:      engine,
-		running:    running,
-		next:       reporter,
+		running:    runningTasks{engine},
 	})
 	if err != nil {
 		release()
 		return nil, err
 	}
+	pro := newProactive(cfg, db, log)
 	c := conversation.Config{
 		Store:     db,
-		Senders:   senders,
+		Outbox:    outbox,
 		NoAgent:   noAgentReply,
-		Tasks:     running,
-		Resolver:  reporter,
+		Tasks:     engine,
+		Updates:   updates,
 		RoleOf:    roleOf,
 		Logger:    log,
 		IdleAfter: cfg.IdleAfter,
@@ -234,44 +235,61 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Location:  cfg.Location,
 	}
 	b.wire(&c)
-	conv.Manager = conversation.New(c)
-	return &conversations{mgr: conv.Manager, tasks: engine, pro: pro, brain: b, release: release}, nil
+	mgr := conversation.New(c)
+	return &conversations{outbox: outbox, tasks: engine, brain: b, mgr: mgr, pro: pro, release: release}, nil
 }
 
-// open starts the Manager (it replays its outbox), then the task engine
-// (reconciling tasks after a restart may tell conversations), then the
+// runningTasks is the agent's view of a conversation's running task.
+type runningTasks struct{ e *task.Engine }
+
+func (r runningTasks) Running(ctx context.Context, conversationID string) (*instincts.Task, error) {
+	return conversation.RunningTask(ctx, r.e, conversationID)
+}
+
+// open starts the parts in order: the agent (the Manager may hand it
+// replayed messages), the outbox (it replays what was not delivered), the
+// Manager (prompts left open expire, unhandled messages are handled), the
+// engine (reconciling tasks after a restart publishes updates), then the
 // proactive parts. On failure, what was opened is closed again.
 func (rt *conversations) open(ctx context.Context) error {
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	defer cancel()
-	// The agent first: the Manager may hand it replayed messages.
+	var closers []func(context.Context) error
+	fail := func(err error) error {
+		for i := len(closers) - 1; i >= 0; i-- {
+			err = errors.Join(err, closers[i](closeCtx))
+		}
+		rt.release()
+		return err
+	}
 	if err := rt.brain.open(ctx); err != nil {
-		rt.release()
-		return err
+		return fail(err)
 	}
+	closers = append(closers, rt.brain.close)
+	if err := rt.outbox.Open(ctx); err != nil {
+		return fail(err)
+	}
+	closers = append(closers, rt.outbox.Close)
 	if err := rt.mgr.Open(ctx); err != nil {
-		err = errors.Join(err, rt.brain.close(closeCtx))
-		rt.release()
-		return err
+		return fail(err)
 	}
+	closers = append(closers, rt.mgr.Close)
 	if err := rt.tasks.Open(ctx); err != nil {
-		err = errors.Join(err, rt.mgr.Close(closeCtx), rt.brain.close(closeCtx))
-		rt.release()
-		return err
+		return fail(err)
 	}
+	closers = append(closers, rt.tasks.Close)
 	if err := rt.pro.open(ctx, rt.mgr); err != nil {
-		err = errors.Join(err, rt.tasks.Close(closeCtx), rt.mgr.Close(closeCtx), rt.brain.close(closeCtx))
-		rt.release()
-		return err
+		return fail(err)
 	}
 	return nil
 }
 
-// close stops what open started, in reverse; the engine before the Manager,
-// so that what it reports while closing (runs it stopped) still goes out,
-// and the agent last.
+// close stops what open started, in reverse: the proactive parts, the
+// engine (the runs it stops are published), the Manager (which still
+// handles those updates), the outbox (which delivers what was queued,
+// within ctx), and the agent last.
 func (rt *conversations) close(ctx context.Context) error {
-	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
+	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.outbox.Close(ctx), rt.brain.close(ctx))
 	rt.release()
 	return err
 }

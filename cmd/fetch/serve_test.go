@@ -369,11 +369,13 @@ func TestServeApprovalButtons(t *testing.T) {
 	if _, err := db.EnsureConversation(t.Context(), conv, discord.Channel, ownerID); err != nil {
 		t.Fatal(err)
 	}
+	// Opened while Fetch runs: one left open by a previous run expires at
+	// its start.
+	startServe(t, d, serveVars(d, dir), 1)
 	approve, err := db.AddPrompt(t.Context(), store.Prompt{ConversationID: conv, Kind: store.Approval, Body: "delete build/ (rm -r build)"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	startServe(t, d, serveVars(d, dir), 1)
 
 	for _, tc := range []struct {
 		button, answer, reply string

@@ -115,12 +115,11 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	if adopt || sub == "follow" || sub == "answer" {
 		obs = &printer{w: stdout}
 	}
-	engine, release, err := newEngine(cfg, db, log, adopt)
+	engine, release, err := newEngine(cfg, db, log, obs, adopt)
 	if err != nil {
 		return err
 	}
 	defer release()
-	engine.Observe(obs)
 	if err := engine.Open(ctx); err != nil {
 		return err
 	}
@@ -384,7 +383,9 @@ func oneLineClip(s string, n int) string {
 // Docker client after the engine was closed. adopt: on Open, the engine
 // follows the runs of Fetch processes that died. Nothing touches Docker
 // before a task runs, so fetch chat works without it.
-func newEngine(cfg Config, db *store.DB, log *slog.Logger, adopt bool) (engine *task.Engine, release func(), err error) {
+// newEngine builds the task engine over the kennel; obs is told of task
+// updates (nil for none) and must never block.
+func newEngine(cfg Config, db *store.DB, log *slog.Logger, obs task.Observer, adopt bool) (engine *task.Engine, release func(), err error) {
 	docker, err := kennel.NewDockerClient("")
 	if err != nil {
 		return nil, nil, err
@@ -404,6 +405,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, adopt bool) (engine *
 		MaxParallel:    cfg.MaxTasks,
 		Timeout:        cfg.TaskTimeout,
 		PatchDir:       filepath.Join(cfg.DataDir, "patches"),
+		Observer:       obs,
 		Adopt:          adopt,
 		Logger:         log,
 	})

@@ -194,20 +194,19 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	engine, release, err := newEngine(cfg, db, quietLog(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
 	working := make(chan struct{}, 1)
-	engine.Observe(updateFunc(func(u task.Update) {
+	engine, release, err := newEngine(cfg, db, quietLog(), updateFunc(func(u task.Update) {
 		if u.Kind == task.Progress && u.Event.Command != "" {
 			select {
 			case working <- struct{}{}:
 			default:
 			}
 		}
-	}))
+	}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	if err := engine.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}

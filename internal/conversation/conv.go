@@ -5,19 +5,16 @@ import (
 	"sync"
 
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/modes"
 )
 
-// item is one entry of a conversation's mailbox: an inbound message, or a
-// mode event from outside.
+// item is one entry of a conversation's mailbox: an inbound message.
 type item struct {
 	msgID  int64
 	userID string
 	role   chat.Role
 	text   string
-
-	event  modes.Event
-	reason string
 }
 
 // conv is the runtime of one conversation. Its goroutine (Manager.run)
@@ -35,14 +32,45 @@ type conv struct {
 	pending int                     // queued or in-flight items
 	idle    chan struct{}           // closed while pending == 0
 
-	// deliverMu keeps deliveries to the conversation in outbox order.
-	deliverMu sync.Mutex
+	// notes are what happened outside the conversation (task updates,
+	// a wake-up), queued without blocking whoever reports them; the
+	// goroutine takes them all when ready fires. Unbounded: see task.Feed.
+	notesMu sync.Mutex
+	notes   []note
+	ready   chan struct{}
+}
+
+// note is one thing that happened outside the conversation.
+type note struct {
+	update *task.Update
+	event  modes.Event
+	reason string
+}
+
+// tell queues a note for the conversation's goroutine. It never blocks.
+func (c *conv) tell(n note) {
+	c.notesMu.Lock()
+	c.notes = append(c.notes, n)
+	c.notesMu.Unlock()
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+}
+
+// takeNotes returns the queued notes, oldest first.
+func (c *conv) takeNotes() []note {
+	c.notesMu.Lock()
+	defer c.notesMu.Unlock()
+	ns := c.notes
+	c.notes = nil
+	return ns
 }
 
 func newConv(id, channel string) *conv {
 	idle := make(chan struct{})
 	close(idle)
-	return &conv{id: id, channel: channel, mailbox: make(chan item, mailboxSize), stopped: make(chan struct{}), idle: idle}
+	return &conv{id: id, channel: channel, mailbox: make(chan item, mailboxSize), stopped: make(chan struct{}), idle: idle, ready: make(chan struct{}, 1)}
 }
 
 func (c *conv) setTurn(cancel context.CancelCauseFunc) {

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/modes"
 	"github.com/google/go-cmp/cmp"
@@ -278,19 +278,37 @@ func TestAgentSeesIntentAndCanChangeMode(t *testing.T) {
 func guard(t *testing.T, e *env, kind store.PromptKind, body string) {
 	t.Helper()
 	ctx := t.Context()
-	e.say(t, "/status") // creates the conversation and its mode
-	e.rec.WaitFor(t, 1)
 	event := modes.Guarded
 	if kind == store.Question {
 		event = modes.Asked
 	}
-	if err := e.mgr.Fire(ctx, conv, event, "test"); err != nil {
-		t.Fatal(err)
-	}
+	seedMode(t, e, event)
 	if _, err := e.db.AddPrompt(ctx, store.Prompt{ConversationID: conv, Kind: kind, Body: body}); err != nil {
 		t.Fatal(err)
 	}
+	e.say(t, "/status") // starts the conversation in that mode
+	e.rec.WaitFor(t, 1)
 	e.idle(t)
+}
+
+// seedMode puts a conversation that has not started in this process
+// into the mode event leads to, as the conversation would (the agent asks
+// for approval, a task asks a question).
+func seedMode(t *testing.T, e *env, events ...modes.Event) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := e.db.EnsureConversation(ctx, conv, "test", owner); err != nil {
+		t.Fatal(err)
+	}
+	m, err := modes.Load(ctx, e.db, conv, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, event := range events {
+		if err := m.Fire(ctx, event, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 type resolver struct {
@@ -372,22 +390,24 @@ func TestQuestionAnsweredByFreeText(t *testing.T) {
 // running is a task engine with one task that keeps running.
 type running struct{}
 
-func (running) Running(context.Context, string) (*instincts.Task, error) {
-	return &instincts.Task{ID: "t-1", Goal: "g", Harness: "claude", Workspace: "api"}, nil
+func (running) List(_ context.Context, f task.Filter) ([]task.Task, error) {
+	for _, s := range f.States {
+		if s == task.Running {
+			return []task.Task{{ID: "t-1", Goal: "g", Harness: "claude", Workspace: "api", State: task.Running}}, nil
+		}
+	}
+	return nil, nil
 }
-func (running) StopAll(context.Context, string) error { return nil }
+func (running) RequestCancel(context.Context, string) (<-chan struct{}, error) { return nil, nil }
+func (running) Respond(context.Context, string, string) error                  { return nil }
 
 func TestQuestionAnsweredWhileATaskRunsStaysWorking(t *testing.T) {
 	e := newEnv(t, conversation.Config{Resolver: &resolver{}, Tasks: running{}})
-	e.say(t, "/whoami")
-	e.rec.WaitFor(t, 1)
-	if err := e.mgr.Fire(t.Context(), conv, modes.Asked, "task t-1 asked"); err != nil {
-		t.Fatal(err)
-	}
+	// A task started, then the agent asked: WORKING → WAITING.
+	seedMode(t, e, modes.TaskStarted, modes.Asked)
 	if _, err := e.db.AddPrompt(t.Context(), store.Prompt{ConversationID: conv, Kind: store.Question, Body: "Which port?"}); err != nil {
 		t.Fatal(err)
 	}
-	e.idle(t)
 	e.say(t, "8080")
 	e.idle(t)
 	if st, _ := e.db.Mode(t.Context(), conv); st.Mode != "WORKING" {
@@ -454,11 +474,9 @@ func TestUnsentRepliesGoOutOnceAfterRestart(t *testing.T) {
 func TestRestartReconcilesStaleMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fetch.db")
 	e := start(t, path, conversation.Config{})
+	seedMode(t, e, modes.TaskStarted)
 	e.say(t, "/status")
 	e.rec.WaitFor(t, 1)
-	if err := e.mgr.Fire(t.Context(), conv, modes.TaskStarted, "task t-1"); err != nil {
-		t.Fatal(err)
-	}
 	e.idle(t)
 	e.mgr.Close(t.Context())
 	e.db.Close()
@@ -517,6 +535,7 @@ func TestNotifyOnce(t *testing.T) {
 	if err := e2.mgr.NotifyOnce(t.Context(), conv, "remind:7:1700000060", chat.Text("⏰ Reminder: stretch again")); err != nil {
 		t.Fatal(err)
 	}
+	e2.idle(t)
 	texts := append(e.rec.Texts(), e2.rec.Texts()...)
 	if len(texts) != 3 || texts[1] != "⏰ Reminder: stretch" || texts[2] != "⏰ Reminder: stretch again" {
 		t.Fatalf("sent %q; want each key once", texts)

@@ -13,6 +13,7 @@ import (
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/modes"
 )
 
@@ -45,27 +46,39 @@ type Turn struct {
 	Notify func(ctx context.Context, r chat.Reply) error
 }
 
-// Tasks is what the conversation needs of the task engine.
+// Tasks is what the conversation needs of the task engine; *task.Engine
+// satisfies it. None of these waits for a run: RequestCancel returns once
+// the stop is under way, and the task's end arrives later as an update.
 type Tasks interface {
-	// Running returns the conversation's running task, nil when none.
-	Running(ctx context.Context, conversationID string) (*instincts.Task, error)
-	// StopAll stops the conversation's running tasks.
-	StopAll(ctx context.Context, conversationID string) error
+	List(ctx context.Context, f task.Filter) ([]task.Task, error)
+	RequestCancel(ctx context.Context, id string) (<-chan struct{}, error)
+	Respond(ctx context.Context, id, answer string) error
+}
+
+// Memory keeps what happened outside the agent's turns (a task's result)
+// in the conversation's history, so that the agent knows of it.
+type Memory interface {
+	Remember(ctx context.Context, conversationID, note string) error
 }
 
 // Resolver continues whatever waited on a prompt once the owner answered
-// it (an approved tool call, a harness question); its replies are sent
-// after the instinct's. It runs on the conversation's goroutine and may
+// it (an approved tool call); its replies are sent after the instinct's.
+// A task's question is answered by the conversation itself. It runs on the conversation's goroutine and may
 // fire events on mode, the conversation's machine.
 type Resolver interface {
 	Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error)
 }
 
-// Config is what a Manager needs. Store, Senders, RoleOf and Logger are
-// required.
+// Config is what a Manager needs. Store, Outbox or Senders, RoleOf and
+// Logger are required.
 type Config struct {
 	Store *store.DB
-	// Senders deliver replies, by channel name.
+	// Outbox delivers replies. The caller opens it before the Manager and
+	// closes it after.
+	Outbox *Outbox
+	// Senders, when Outbox is nil, are what an outbox of the Manager's own
+	// delivers through, by channel name; the Manager then opens and closes
+	// that outbox with itself.
 	Senders map[string]chat.Sender
 	// Agent handles what no instinct took; nil when no LLM is configured.
 	Agent Agent
@@ -73,6 +86,13 @@ type Config struct {
 	NoAgent string
 	// Tasks is the task engine; nil when none runs.
 	Tasks Tasks
+	// Updates is what the task engine publishes; nil when none runs.
+	Updates *task.Feed
+	// EditEvery is the least time between two edits of a task's status
+	// message for its steps (progress.DefaultEditEvery when 0).
+	EditEvery time.Duration
+	// Memory keeps task results in the agent's history; nil when no agent.
+	Memory Memory
 	// Resolver is told of answered prompts; nil when nothing asks.
 	Resolver Resolver
 	// Spend reports today's LLM spend for /status; nil when no LLM is
@@ -104,6 +124,9 @@ type Manager struct {
 	instincts  *instincts.Set
 	classifier *intent.Classifier
 
+	// ownOutbox: the Manager made cfg.Outbox and opens and closes it.
+	ownOutbox bool
+
 	mu     sync.Mutex
 	convs  map[string]*conv
 	ctx    context.Context
@@ -118,7 +141,12 @@ func New(cfg Config) *Manager {
 	if now == nil {
 		now = time.Now
 	}
+	own := cfg.Outbox == nil
+	if own {
+		cfg.Outbox = NewOutbox(cfg.Store, cfg.Senders, cfg.Logger)
+	}
 	return &Manager{
+		ownOutbox:  own,
 		cfg:        cfg,
 		log:        cfg.Logger,
 		now:        now,
@@ -128,10 +156,12 @@ func New(cfg Config) *Manager {
 	}
 }
 
-// Open replays what a previous process left undone — unsent replies are
-// delivered, conversations in a live mode are reconciled, unhandled
-// messages are handled — and readies the Manager for Receive. The
-// conversation goroutines live until Close.
+// Open replays what a previous process left undone — prompts it left open
+// expire (the owner is told once per conversation), conversations in a
+// live mode are reconciled, unhandled messages are handled — and readies
+// the Manager for Receive. Open the Outbox first. The conversation
+// goroutines, and the one that routes task updates to them, live until
+// Close.
 func (m *Manager) Open(ctx context.Context) error {
 	m.mu.Lock()
 	if m.ctx != nil {
@@ -140,20 +170,21 @@ func (m *Manager) Open(ctx context.Context) error {
 	}
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.mu.Unlock()
+	if m.ownOutbox {
+		if err := m.cfg.Outbox.Open(ctx); err != nil {
+			return err
+		}
+	}
+	if m.cfg.Updates != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.route(m.ctx)
+		}()
+	}
 
-	for channel := range m.cfg.Senders {
-		unsent, err := m.cfg.Store.Unsent(ctx, channel)
-		if err != nil {
-			return fmt.Errorf("conversation: open: %w", err)
-		}
-		for _, msg := range unsent {
-			r, err := decode(msg)
-			if err != nil {
-				m.log.Error("unreadable outbox entry; dropped", "outbox", msg.ID, "err", err)
-				continue
-			}
-			m.deliver(ctx, m.conv(msg.ConversationID, channel), []chat.Reply{r})
-		}
+	if err := m.expireAtStart(ctx); err != nil {
+		return fmt.Errorf("conversation: open: %w", err)
 	}
 	live, err := m.cfg.Store.ModesIn(ctx, string(modes.Working), string(modes.Waiting), string(modes.Guarding))
 	if err != nil {
@@ -192,8 +223,16 @@ func (m *Manager) Open(ctx context.Context) error {
 }
 
 // Close stops every conversation goroutine, cancelling turns in flight,
-// and waits for them to return.
+// and waits for them to return. Task updates published before Close (the
+// runs a closing engine stopped) are still handled and their messages
+// queued; close the Outbox after the Manager to deliver them.
 func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	open := m.ctx != nil && !m.closed
+	m.mu.Unlock()
+	if open {
+		m.dispatch(ctx)
+	}
 	m.mu.Lock()
 	m.closed = true
 	cancel := m.cancel
@@ -206,10 +245,13 @@ func (m *Manager) Close(ctx context.Context) error {
 	go func() { m.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("conversation: close: %w", context.Cause(ctx))
 	}
+	if m.ownOutbox {
+		return m.cfg.Outbox.Close(ctx)
+	}
+	return nil
 }
 
 // Receive takes an inbound message from a channel. Messages from senders
@@ -255,7 +297,7 @@ func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
 			return err
 		}
 		reply.ID = id
-		m.deliver(ctx, c, []chat.Reply{reply})
+		m.cfg.Outbox.queue(c.id, c.channel, []chat.Reply{reply})
 		return nil
 	}
 
@@ -284,38 +326,68 @@ func isBlank(s string) bool {
 	return true
 }
 
-// stop handles a stop ahead of the queue: it cancels the turn in flight
-// and stops the conversation's tasks, then replies.
-func (m *Manager) stop(ctx context.Context, c *conv, it item) (err error) {
+// stop handles a stop ahead of the queue, on the caller's goroutine, and
+// never waits for what it stops: it cancels the turn in flight, asks the
+// engine to stop the conversation's tasks, and queues its reply. The
+// cancelled turn's replies are dropped; the stopped tasks' ends reach the
+// conversation later as updates.
+func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	st := m.stopState(ctx, c, it)
 	r, _ := m.instincts.Match(it.text, st)
-	if st.Mode == string(modes.Resting) {
-		// A stop is a message too: it wakes a resting conversation, once
-		// its reply went out (deferred, so after the unlock below).
-		defer func() {
-			if werr := m.enqueue(ctx, c, item{event: modes.Woke, reason: "message from " + it.userID}); werr != nil && err == nil {
-				err = fmt.Errorf("conversation: stop: %w", werr)
-			}
-		}()
-	}
-	// The stop's reply goes out before anything the conversation's
-	// goroutine answers once its turn is cancelled.
-	c.deliverMu.Lock()
-	defer c.deliverMu.Unlock()
 	c.cancelTurn(ErrStopped)
-	if m.cfg.Tasks != nil {
-		if err := m.cfg.Tasks.StopAll(ctx, c.id); err != nil {
-			m.log.Error("stop tasks", "conversation", c.id, "err", err)
-			r.Reply = "I could not stop everything: " + ErrorMessage(err)
-		}
+	if err := m.stopTasks(ctx, c.id); err != nil {
+		m.log.Error("stop tasks", "conversation", c.id, "err", err)
+		r.Reply = "I could not stop everything: " + ErrorMessage(err)
 	}
 	m.audit(ctx, c.id, it.userID, "stop", r.Reply)
 	replies := []chat.Reply{chat.Text(r.Reply)}
 	if err := m.store(ctx, it.msgID, replies); err != nil {
 		return fmt.Errorf("conversation: stop: %w", err)
 	}
-	m.send(ctx, c, replies)
+	m.cfg.Outbox.queue(c.id, c.channel, replies)
+	if st.Mode == string(modes.Resting) {
+		// A stop is a message too: it wakes a resting conversation.
+		c.tell(note{event: modes.Woke, reason: "message from " + it.userID})
+	}
 	return nil
+}
+
+// stopTasks asks the engine to stop every task of the conversation that
+// has not ended; it does not wait for them.
+func (m *Manager) stopTasks(ctx context.Context, conversationID string) error {
+	if m.cfg.Tasks == nil {
+		return nil
+	}
+	ts, err := m.cfg.Tasks.List(ctx, task.Filter{ConversationID: conversationID, States: []task.State{task.Queued, task.Running, task.WaitingInput}})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range ts {
+		if _, err := m.cfg.Tasks.RequestCancel(ctx, t.ID); err != nil && !errors.Is(err, task.ErrState) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RunningTask returns the conversation's running task as instincts show
+// it, nil when none: the oldest one that runs.
+func RunningTask(ctx context.Context, ts Tasks, conversationID string) (*instincts.Task, error) {
+	list, err := ts.List(ctx, task.Filter{ConversationID: conversationID, States: []task.State{task.Running}})
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	t := list[len(list)-1]
+	return &instincts.Task{ID: t.ID, Goal: t.Goal, Harness: t.Harness, Workspace: t.Workspace, StartedAt: t.StartedAt}, nil
+}
+
+// running is RunningTask of the configured engine (nil without one).
+func (m *Manager) running(ctx context.Context, conversationID string) (*instincts.Task, error) {
+	if m.cfg.Tasks == nil {
+		return nil, nil
+	}
+	return RunningTask(ctx, m.cfg.Tasks, conversationID)
 }
 
 // stopState is the state for a stop's reply, read without the
@@ -325,65 +397,73 @@ func (m *Manager) stopState(ctx context.Context, c *conv, it item) instincts.Sta
 	if ms, err := m.cfg.Store.Mode(ctx, c.id); err == nil {
 		st.Mode, st.ModeSince = ms.Mode, ms.Since
 	}
-	if m.cfg.Tasks != nil {
-		if t, err := m.cfg.Tasks.Running(ctx, c.id); err == nil {
-			st.Task = t
-		}
+	if t, err := m.running(ctx, c.id); err == nil {
+		st.Task = t
 	}
 	return st
 }
 
-// Notify sends a message to a conversation outside any turn (task
-// progress, reminders), through the outbox.
+// Notify sends a message to a conversation outside any turn, through
+// the outbox.
 func (m *Manager) Notify(ctx context.Context, conversationID string, r chat.Reply) error {
-	return m.NotifyOnce(ctx, conversationID, "", r)
+	return m.cfg.Outbox.Notify(ctx, conversationID, r)
 }
 
-// NotifyOnce is Notify with an idempotency key: a message whose key was
-// queued before in the conversation is not queued or sent again, so a
-// sender that may repeat itself after a crash (a reminder) repeats nothing.
+// NotifyOnce is Notify with an idempotency key (Outbox.NotifyOnce).
 func (m *Manager) NotifyOnce(ctx context.Context, conversationID, key string, r chat.Reply) error {
-	conv, err := m.cfg.Store.Conversation(ctx, conversationID)
-	if err != nil {
-		return fmt.Errorf("conversation: notify: %w", err)
-	}
-	out, err := encode(r)
-	if err != nil {
-		return fmt.Errorf("conversation: notify: %w", err)
-	}
-	out.Once = key
-	ids, err := m.cfg.Store.AddOutbound(ctx, conversationID, out)
-	if err != nil {
-		return fmt.Errorf("conversation: notify: %w", err)
-	}
-	if ids[0] == 0 {
-		m.log.Debug("notification already queued", "conversation", conversationID, "key", key)
-		return nil
-	}
-	r.ID = ids[0]
-	m.deliver(ctx, m.conv(conv.ID, conv.Channel), []chat.Reply{r})
-	return nil
+	return m.cfg.Outbox.NotifyOnce(ctx, conversationID, key, r)
 }
 
-// Fire queues a mode event from outside the conversation (a task ended),
-// applied in order with the conversation's messages.
-func (m *Manager) Fire(ctx context.Context, conversationID string, e modes.Event, reason string) error {
-	conv, err := m.cfg.Store.Conversation(ctx, conversationID)
-	if err != nil {
-		return fmt.Errorf("conversation: fire %s: %w", e, err)
-	}
-	return m.enqueue(ctx, m.conv(conv.ID, conv.Channel), item{event: e, reason: reason})
-}
-
-// Idle waits until the conversation has handled everything queued so far.
+// Idle waits until the conversation has handled the messages queued so
+// far and its replies were handed to the channel.
 func (m *Manager) Idle(ctx context.Context, conversationID string) error {
 	m.mu.Lock()
 	c := m.convs[conversationID]
 	m.mu.Unlock()
-	if c == nil {
-		return nil
+	if c != nil {
+		if err := c.waitIdle(ctx); err != nil {
+			return err
+		}
 	}
-	return c.waitIdle(ctx)
+	return m.cfg.Outbox.Flush(ctx, conversationID)
+}
+
+// route hands the task engine's updates to their conversations until ctx
+// ends. It never waits for a conversation.
+func (m *Manager) route(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.cfg.Updates.Ready():
+			m.dispatch(ctx)
+		}
+	}
+}
+
+// dispatch hands the updates queued so far to their conversations.
+func (m *Manager) dispatch(ctx context.Context) {
+	if m.cfg.Updates == nil {
+		return
+	}
+	for _, u := range m.cfg.Updates.Take() {
+		id := u.Task.ConversationID
+		if id == "" {
+			continue // a task of the command line
+		}
+		m.mu.Lock()
+		c := m.convs[id]
+		m.mu.Unlock()
+		if c == nil {
+			conv, err := m.cfg.Store.Conversation(ctx, id)
+			if err != nil {
+				m.log.Error("task update for an unknown conversation; dropped", "conversation", id, "task", u.Task.ID, "update", u.Kind, "err", err)
+				continue
+			}
+			c = m.conv(conv.ID, conv.Channel)
+		}
+		c.tell(note{update: &u})
+	}
 }
 
 // conv returns the conversation's runtime, starting its goroutine the
@@ -421,12 +501,12 @@ func (m *Manager) enqueue(ctx context.Context, c *conv, it item) error {
 }
 
 // complete marks an inbound message handled with its replies queued in the
-// outbox, then delivers them.
+// outbox, then hands them to the outbox.
 func (m *Manager) complete(ctx context.Context, c *conv, msgID int64, replies []chat.Reply) error {
 	if err := m.store(ctx, msgID, replies); err != nil {
 		return err
 	}
-	m.deliver(ctx, c, replies)
+	m.cfg.Outbox.queue(c.id, c.channel, replies)
 	return nil
 }
 
@@ -450,29 +530,10 @@ func (m *Manager) store(ctx context.Context, msgID int64, replies []chat.Reply) 
 	return nil
 }
 
-// deliver sends stored outbound messages in order and marks each sent.
-// A failed send stays in the outbox for the next start.
-func (m *Manager) deliver(ctx context.Context, c *conv, replies []chat.Reply) {
-	c.deliverMu.Lock()
-	defer c.deliverMu.Unlock()
-	m.send(ctx, c, replies)
-}
-
-// send is deliver with the conversation's delivery lock held.
-func (m *Manager) send(ctx context.Context, c *conv, replies []chat.Reply) {
-	sender := m.cfg.Senders[c.channel]
-	if sender == nil {
-		m.log.Warn("no sender for channel; replies stay in the outbox", "channel", c.channel, "conversation", c.id)
-		return
-	}
-	for _, r := range replies {
-		if err := sender.Send(ctx, c.id, r); err != nil {
-			m.log.Error("send reply", "conversation", c.id, "outbox", r.ID, "err", err)
-			return
-		}
-		if err := m.cfg.Store.MarkSent(context.WithoutCancel(ctx), r.ID); err != nil {
-			m.log.Error("mark reply sent", "conversation", c.id, "outbox", r.ID, "err", err)
-		}
+// send stores replies outside any turn and queues them for delivery.
+func (m *Manager) send(ctx context.Context, c *conv, replies ...chat.Reply) {
+	if _, err := m.cfg.Outbox.add(ctx, c.id, c.channel, "", replies...); err != nil {
+		m.log.Error("queue a message", "conversation", c.id, "err", err)
 	}
 }
 

@@ -1,8 +1,12 @@
 package conversation
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
@@ -33,4 +37,300 @@ func decode(m store.Message) (chat.Reply, error) {
 	}
 	r.ID, r.Text = m.ID, m.Body
 	return r, nil
+}
+
+// Outbox delivers the replies stored for conversations, in the order they
+// were queued, each conversation by a goroutine of its own (its pump), so
+// that nobody who produces a reply waits for a channel: the conversation's
+// goroutine, a stop handled on a channel's goroutine, the scheduler and
+// the watchers only store a reply and queue it here. A reply is in the
+// store before it is queued; one that was not delivered when the process
+// ended goes out at the next Open.
+type Outbox struct {
+	store   *store.DB
+	senders map[string]chat.Sender
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	pumps  map[string]*pump
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// NewOutbox builds an Outbox that delivers through senders, by channel
+// name. It starts nothing: call Open.
+func NewOutbox(db *store.DB, senders map[string]chat.Sender, log *slog.Logger) *Outbox {
+	return &Outbox{store: db, senders: senders, log: log, pumps: map[string]*pump{}}
+}
+
+// Open queues what a previous process left unsent and starts delivering.
+func (o *Outbox) Open(ctx context.Context) error {
+	o.mu.Lock()
+	if o.ctx != nil {
+		o.mu.Unlock()
+		return errors.New("conversation: outbox already open")
+	}
+	o.ctx, o.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	o.mu.Unlock()
+	for channel := range o.senders {
+		unsent, err := o.store.Unsent(ctx, channel)
+		if err != nil {
+			return fmt.Errorf("conversation: outbox: %w", err)
+		}
+		for _, msg := range unsent {
+			r, err := decode(msg)
+			if err != nil {
+				o.log.Error("unreadable outbox entry; dropped", "outbox", msg.ID, "err", err)
+				continue
+			}
+			o.queue(msg.ConversationID, channel, []chat.Reply{r})
+		}
+	}
+	return nil
+}
+
+// Close delivers what is queued until ctx ends, then stops the pumps and
+// waits for them. What was not delivered stays in the store for the next
+// start.
+func (o *Outbox) Close(ctx context.Context) error {
+	o.mu.Lock()
+	o.closed = true
+	cancel := o.cancel
+	pumps := make([]*pump, 0, len(o.pumps))
+	for _, p := range o.pumps {
+		pumps = append(pumps, p)
+	}
+	o.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	var err error
+	for _, p := range pumps {
+		if ferr := p.flush(ctx); ferr != nil && err == nil {
+			err = fmt.Errorf("conversation: outbox: close: %w", ferr)
+		}
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { o.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("conversation: outbox: close: %w", context.Cause(ctx))
+		}
+	}
+	return err
+}
+
+// Notify stores a message for a conversation outside any turn and queues
+// it for delivery.
+func (o *Outbox) Notify(ctx context.Context, conversationID string, r chat.Reply) error {
+	return o.NotifyOnce(ctx, conversationID, "", r)
+}
+
+// NotifyOnce is Notify with an idempotency key: a message whose key was
+// queued before in the conversation is not queued or sent again, so a
+// sender that may repeat itself after a crash (a reminder) repeats nothing.
+func (o *Outbox) NotifyOnce(ctx context.Context, conversationID, key string, r chat.Reply) error {
+	conv, err := o.store.Conversation(ctx, conversationID)
+	if err != nil {
+		return fmt.Errorf("conversation: notify: %w", err)
+	}
+	if _, err := o.add(ctx, conv.ID, conv.Channel, key, r); err != nil {
+		return fmt.Errorf("conversation: notify: %w", err)
+	}
+	return nil
+}
+
+// add stores replies for a conversation (with an idempotency key when key
+// is not empty, for the first reply) and queues those that were new.
+func (o *Outbox) add(ctx context.Context, conversationID, channel, key string, replies ...chat.Reply) ([]chat.Reply, error) {
+	out := make([]store.Outgoing, len(replies))
+	for i, r := range replies {
+		var err error
+		if out[i], err = encode(r); err != nil {
+			return nil, err
+		}
+	}
+	if key != "" && len(out) > 0 {
+		out[0].Once = key
+	}
+	ids, err := o.store.AddOutbound(ctx, conversationID, out...)
+	if err != nil {
+		return nil, err
+	}
+	queued := make([]chat.Reply, 0, len(replies))
+	for i, r := range replies {
+		if ids[i] == 0 {
+			o.log.Debug("notification already queued", "conversation", conversationID, "key", key)
+			continue
+		}
+		r.ID = ids[i]
+		queued = append(queued, r)
+	}
+	o.queue(conversationID, channel, queued)
+	return queued, nil
+}
+
+// queue hands stored replies to the conversation's pump. It never blocks.
+func (o *Outbox) queue(conversationID, channel string, replies []chat.Reply) {
+	if len(replies) == 0 {
+		return
+	}
+	o.pump(conversationID, channel).push(replies)
+}
+
+// Flush waits until everything queued so far for the conversation was
+// handed to its channel (or failed and stays in the store).
+func (o *Outbox) Flush(ctx context.Context, conversationID string) error {
+	o.mu.Lock()
+	p := o.pumps[conversationID]
+	o.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.flush(ctx)
+}
+
+// pump returns the conversation's pump, starting its goroutine the first
+// time.
+func (o *Outbox) pump(conversationID, channel string) *pump {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if p, ok := o.pumps[conversationID]; ok {
+		return p
+	}
+	p := newPump(conversationID, channel)
+	o.pumps[conversationID] = p
+	if o.ctx != nil {
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			o.run(o.ctx, p)
+		}()
+	}
+	return p
+}
+
+// run delivers a conversation's queue until ctx ends.
+func (o *Outbox) run(ctx context.Context, p *pump) {
+	for {
+		select {
+		case <-ctx.Done():
+			p.abandon()
+			return
+		case <-p.wake:
+		}
+		for {
+			r, ok := p.next()
+			if !ok {
+				break
+			}
+			o.deliver(ctx, p, r)
+			p.sent()
+		}
+	}
+}
+
+// markRetries bounds the attempts to record that a reply was delivered.
+const markRetries = 3
+
+// deliver sends one stored reply and marks it sent. A failed send stays in
+// the store for the next start (channels may retry transient failures
+// themselves).
+func (o *Outbox) deliver(ctx context.Context, p *pump, r chat.Reply) {
+	sender := o.senders[p.channel]
+	if sender == nil {
+		o.log.Warn("no sender for channel; replies stay in the outbox", "channel", p.channel, "conversation", p.conv)
+		return
+	}
+	if err := sender.Send(ctx, p.conv, r); err != nil {
+		o.log.Error("send reply", "conversation", p.conv, "outbox", r.ID, "err", err)
+		return
+	}
+	var err error
+	for range markRetries {
+		if err = o.store.MarkSent(context.WithoutCancel(ctx), r.ID); err == nil {
+			return
+		}
+	}
+	o.log.Error("mark reply sent", "conversation", p.conv, "outbox", r.ID, "err", err)
+}
+
+// pump is one conversation's delivery queue.
+type pump struct {
+	conv, channel string
+	wake          chan struct{} // one slot: there is something to send
+
+	mu      sync.Mutex
+	queue   []chat.Reply
+	busy    bool          // a reply is being sent
+	flushed chan struct{} // closed while the queue is empty and nothing is sent
+}
+
+func newPump(conv, channel string) *pump {
+	flushed := make(chan struct{})
+	close(flushed)
+	return &pump{conv: conv, channel: channel, wake: make(chan struct{}, 1), flushed: flushed}
+}
+
+func (p *pump) push(replies []chat.Reply) {
+	p.mu.Lock()
+	if len(p.queue) == 0 && !p.busy {
+		p.flushed = make(chan struct{})
+	}
+	p.queue = append(p.queue, replies...)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the oldest queued reply.
+func (p *pump) next() (chat.Reply, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.queue) == 0 {
+		return chat.Reply{}, false
+	}
+	r := p.queue[0]
+	p.queue = p.queue[1:]
+	p.busy = true
+	return r, true
+}
+
+// sent ends the delivery of the reply next returned.
+func (p *pump) sent() {
+	p.mu.Lock()
+	p.busy = false
+	if len(p.queue) == 0 {
+		close(p.flushed)
+	}
+	p.mu.Unlock()
+}
+
+// abandon drops what is queued (it stays in the store) and wakes flushers.
+func (p *pump) abandon() {
+	p.mu.Lock()
+	if len(p.queue) > 0 || p.busy {
+		p.queue, p.busy = nil, false
+		close(p.flushed)
+	}
+	p.mu.Unlock()
+}
+
+func (p *pump) flush(ctx context.Context) error {
+	p.mu.Lock()
+	flushed := p.flushed
+	p.mu.Unlock()
+	select {
+	case <-flushed:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/modes"
 )
@@ -29,7 +30,7 @@ func (m *Manager) run(ctx context.Context, c *conv) {
 	} else if changed {
 		log.Info("mode reconciled after restart", "mode", machine.Current(), "reason", machine.Reason())
 	}
-	s := &session{m: m, c: c, mode: machine}
+	s := &session{m: m, c: c, mode: machine, tracker: progress.NewTracker(m.cfg.EditEvery)}
 
 	var idle <-chan time.Time
 	var timer *time.Timer
@@ -41,6 +42,11 @@ func (m *Manager) run(ctx context.Context, c *conv) {
 	for {
 		select {
 		case <-ctx.Done():
+			// What happened to tasks is still told (a closing engine's
+			// stopped runs), within a bound.
+			cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeNotes)
+			s.notes(cleanup)
+			cancel()
 			// Drain what is queued so that Idle waiters return; the
 			// messages stay unhandled in the store for the next start.
 			for {
@@ -51,6 +57,8 @@ func (m *Manager) run(ctx context.Context, c *conv) {
 					return
 				}
 			}
+		case <-c.ready:
+			s.notes(ctx)
 		case it := <-c.mailbox:
 			s.handle(ctx, it)
 			c.donePending()
@@ -69,14 +77,15 @@ func (m *Manager) run(ctx context.Context, c *conv) {
 	}
 }
 
+// closeNotes bounds the handling of task updates when the Manager closes.
+const closeNotes = 5 * time.Second
+
 // live is what is really going on in a conversation, for reconciling its
 // mode.
 func (m *Manager) live(ctx context.Context, conversationID string) modes.Live {
 	var l modes.Live
-	if m.cfg.Tasks != nil {
-		if t, err := m.cfg.Tasks.Running(ctx, conversationID); err == nil && t != nil {
-			l.TaskRunning = true
-		}
+	if t, err := m.running(ctx, conversationID); err == nil && t != nil {
+		l.TaskRunning = true
 	}
 	if p, err := m.cfg.Store.OpenPrompt(ctx, conversationID); err == nil && !p.Expired(m.now()) {
 		switch p.Kind {
@@ -94,6 +103,9 @@ type session struct {
 	m    *Manager
 	c    *conv
 	mode *modes.Machine
+	// tracker decides what the status messages of the conversation's
+	// tasks show.
+	tracker *progress.Tracker
 	// asked tells whether Fetch's last reply was a question, for
 	// classifying a short confirmation.
 	asked bool
@@ -102,15 +114,6 @@ type session struct {
 // handle is one mailbox item, start to finish.
 func (s *session) handle(ctx context.Context, it item) {
 	log := s.m.log.With("conversation", s.c.id)
-	if it.event != "" {
-		if it.event == modes.Woke && s.mode.Current() != modes.Resting {
-			return // another message woke it first
-		}
-		if err := s.mode.Fire(ctx, it.event, it.reason); err != nil {
-			log.Error("mode event", "event", it.event, "err", err)
-		}
-		return
-	}
 	turn, cancel := context.WithCancelCause(ctx)
 	s.c.setTurn(cancel)
 	replies := s.respond(turn, it)
@@ -177,7 +180,8 @@ func (s *session) respond(ctx context.Context, it item) []chat.Reply {
 		Workspace:      st.Workspace,
 		Mode:           s.mode,
 		Notify: func(ctx context.Context, r chat.Reply) error {
-			return s.m.Notify(ctx, s.c.id, r)
+			_, err := s.m.cfg.Outbox.add(ctx, s.c.id, s.c.channel, "", r)
+			return err
 		},
 	})
 	if err != nil {
@@ -231,13 +235,11 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		}
 		st.Spend = spend
 	}
-	if s.m.cfg.Tasks != nil {
-		t, err := s.m.cfg.Tasks.Running(ctx, s.c.id)
-		if err != nil {
-			s.m.log.Error("running task", "conversation", s.c.id, "err", err)
-		}
-		st.Task = t
+	t, err := s.m.running(ctx, s.c.id)
+	if err != nil {
+		s.m.log.Error("running task", "conversation", s.c.id, "err", err)
 	}
+	st.Task = t
 	p, err := s.m.cfg.Store.OpenPrompt(ctx, s.c.id)
 	if err != nil {
 		return st, nil
@@ -272,10 +274,8 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 	case instincts.Stop:
 		// A stop replayed from the store after a restart: nothing of the
 		// old process is in flight, but tasks may be.
-		if s.m.cfg.Tasks != nil {
-			if err := s.m.cfg.Tasks.StopAll(ctx, s.c.id); err != nil {
-				return []chat.Reply{chat.Text("I could not stop everything: " + ErrorMessage(err))}
-			}
+		if err := s.m.stopTasks(ctx, s.c.id); err != nil {
+			return []chat.Reply{chat.Text("I could not stop everything: " + ErrorMessage(err))}
 		}
 	case instincts.Clear:
 		if err := s.m.cfg.Store.ClearHistory(ctx, s.c.id); err != nil {
@@ -326,7 +326,9 @@ func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer st
 		s.m.log.Error("mode after answer", "conversation", s.c.id, "err", err)
 	}
 	var replies []chat.Reply
-	if s.m.cfg.Resolver != nil {
+	if id := progress.PromptTask(p); id != "" {
+		replies = s.resume(ctx, id, answer)
+	} else if s.m.cfg.Resolver != nil {
 		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer, s.mode)
 		if err != nil {
 			s.m.log.Error("resolve", "conversation", s.c.id, "err", err)
@@ -344,10 +346,8 @@ func (s *session) settle(ctx context.Context) {
 	if s.mode.Current() != modes.Working {
 		return
 	}
-	if s.m.cfg.Tasks != nil {
-		if t, err := s.m.cfg.Tasks.Running(ctx, s.c.id); err != nil || t != nil {
-			return
-		}
+	if t, err := s.m.running(ctx, s.c.id); err != nil || t != nil {
+		return
 	}
 	if err := s.mode.Fire(ctx, modes.Settled, "answer handled; nothing running"); err != nil {
 		s.m.log.Error("settle", "conversation", s.c.id, "err", err)

@@ -1,18 +1,14 @@
-// Package progress turns the task engine's updates into what the owner
-// sees and into mode changes: one status message per task (chat.Reply.Key
-// "task:<id>", which channels edit in place) with a Stop button, tool
-// steps coalesced into that message, the question a task asks as a prompt
-// (store.Prompt of kind question, with {"task":"<id>"} as its action), and
-// the end — summary, files with line counts, and the diff, attached as a
-// patch file when it is too long to show.
+// Package progress decides what the owner sees of a task: one status
+// message per task (chat.Reply.Key "task:<id>", which channels edit in
+// place) with a Stop button, tool steps coalesced into that message, the
+// question a task asks (a store.Prompt of kind question with
+// {"task":"<id>"} as its action), a new message when Fetch follows a run
+// again after a restart, and the end: the status message edited to the
+// final state and the result as a new message — summary, files with line
+// counts, and the diff, attached as a patch file when it is too long.
 //
-// Modes follow the conversation's tasks: TaskStarted when its first task
-// starts, Asked when one asks, TaskEnded when its last one ends.
-//
-// Reporter also resolves answered task prompts (conversation.Resolver):
-// the answer resumes the task; other prompts go to the next resolver.
-//
-// progress imports chat, store, modes, instincts (the running task as
-// /status shows it), harness (event kinds) and task. A Reporter is safe
-// for concurrent use; it starts no goroutines.
+// It makes no decisions about modes and does no I/O: the conversation's
+// goroutine feeds its Tracker the engine's updates and sends what it
+// returns. progress imports chat, store (prompt shape), modes (emoji),
+// harness (event kinds) and task. A Tracker is owned by one goroutine.
 package progress

@@ -52,10 +52,10 @@ type Runner interface {
 // or it never started).
 var ErrGone = errors.New("run gone from the kennel")
 
-// Observer is told what happens to tasks: the conversation layer turns
-// updates into chat messages and mode changes. TaskUpdate is called from
-// the goroutine running the task, in order per task; it must not block
-// for long.
+// Observer is told what happens to tasks. TaskUpdate is called from the
+// goroutine running the task, in order per task: it must not block, write
+// to the database or call back into the engine. Long-lived processes give
+// the engine a *Feed, which queues updates for the conversation layer.
 type Observer interface {
 	TaskUpdate(ctx context.Context, u Update)
 }
@@ -304,10 +304,6 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	return t, nil
 }
 
-// Observe sets the observer told of updates (replacing Config.Observer).
-// Call it before Open.
-func (e *Engine) Observe(o Observer) { e.cfg.Observer = o }
-
 func (e *Engine) isOpen() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -338,14 +334,33 @@ func (e *Engine) Active(ctx context.Context, conversationID string) ([]Task, err
 	return e.List(ctx, Filter{ConversationID: conversationID, States: []State{Running, WaitingInput}})
 }
 
-// Cancel stops a task: a queued or waiting task is cancelled at once; a
-// running one is stopped through the kennel (this returns once its
-// processes are gone) and ends cancelled, keeping what it changed on its
-// branch. Cancelling a task that ended is ErrState.
+// Cancel stops a task and waits for it: a queued or waiting task is
+// cancelled at once; a running one is stopped through the kennel (this
+// returns once its processes are gone) and ends cancelled, keeping what it
+// changed on its branch. Cancelling a task that ended is ErrState.
 func (e *Engine) Cancel(ctx context.Context, id string) error {
-	t, err := e.Get(ctx, id)
+	done, err := e.RequestCancel(ctx, id)
 	if err != nil {
 		return err
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("task: cancel %s: %w", id, context.Cause(ctx))
+	}
+}
+
+// RequestCancel starts stopping a task and returns without waiting for
+// its processes: done is closed once the task has ended (at once for a
+// queued or waiting task). Its end is published to the Observer as for any
+// task. A run of another process is stopped in the kennel by a goroutine
+// of this engine; that process sees the flag and records the end.
+// Cancelling a task that ended is ErrState.
+func (e *Engine) RequestCancel(ctx context.Context, id string) (done <-chan struct{}, err error) {
+	t, err := e.Get(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	switch t.State {
 	case Queued, WaitingInput:
@@ -358,36 +373,58 @@ func (e *Engine) Cancel(ctx context.Context, id string) error {
 		}
 		if err := e.save(ctx, t, from, "cancelled by the owner"); err != nil {
 			if errors.Is(err, ErrState) {
-				return e.Cancel(ctx, id) // it moved meanwhile: try again from where it is
+				return e.RequestCancel(ctx, id) // it moved meanwhile: try again from where it is
 			}
-			return fmt.Errorf("task: cancel: %w", err)
+			return nil, fmt.Errorf("task: cancel: %w", err)
 		}
 		e.notify(ctx, Update{Kind: Ended, Task: t})
 		if e.cfg.Adopt {
 			e.startQueued(ctx)
 		}
-		return nil
+		return closedChan, nil
 	case Running:
 	default:
-		return fmt.Errorf("task: cancel %s: it already %s: %w", id, t.State, ErrState)
+		return nil, fmt.Errorf("task: cancel %s: it already %s: %w", id, t.State, ErrState)
 	}
 	if _, err := e.db.ExecContext(ctx, "UPDATE "+tasksTable+" SET cancel_requested = 1 WHERE id = ?", id); err != nil {
-		return fmt.Errorf("task: cancel %s: %w", id, err)
+		return nil, fmt.Errorf("task: cancel %s: %w", id, err)
 	}
 	// A run followed here is stopped through its context: the kennel then
 	// stops it even when the stop races its start.
 	if r := e.local(id); r != nil {
 		r.cancel(errCancelled)
-		select {
-		case <-r.done:
-		case <-ctx.Done():
-			return fmt.Errorf("task: cancel %s: %w", id, context.Cause(ctx))
-		}
-		return nil
+		return r.done, nil
 	}
-	// Another process's run is stopped in the kennel; that process sees
-	// the flag (also before it starts a run) and records the end.
-	if t, err = e.Get(ctx, id); err != nil {
+	// Another process's run is stopped in the kennel, in the background.
+	e.mu.Lock()
+	if e.closed || e.ctx == nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("task: cancel %s: %w", id, ErrClosed)
+	}
+	bg := e.ctx
+	e.wg.Add(1)
+	e.mu.Unlock()
+	ch := make(chan struct{})
+	go func() {
+		defer e.wg.Done()
+		defer close(ch)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(bg), cleanupTimeout)
+		defer cancel()
+		if err := e.stopElsewhere(sctx, id); err != nil {
+			e.log.Error("cancel a task another process runs", "task", id, "err", err)
+		}
+	}()
+	return ch, nil
+}
+
+// closedChan is the done channel of a cancel that is complete at once.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// stopElsewhere stops the run of a task this process does not follow and,
+// when no live process follows it either, records its end.
+func (e *Engine) stopElsewhere(ctx context.Context, id string) error {
+	t, err := e.Get(ctx, id)
+	if err != nil {
 		return err
 	}
 	if t.RunID != "" {

@@ -1,6 +1,8 @@
 package shim
 
 import (
+	"go.uber.org/goleak"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -25,7 +27,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asMainEnv) == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 type shimEnv struct {

@@ -1,0 +1,248 @@
+package progress
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
+	"github.com/fetch-dev/fetch/modes"
+)
+
+// Defaults.
+const (
+	// DefaultEditEvery is the least time between two edits of a task's
+	// status message for tool steps: channels rate-limit edits.
+	DefaultEditEvery = 3 * time.Second
+	// maxText keeps a message under Discord's 2,000 characters.
+	maxText = 1900
+	// inlineDiff is the longest diff shown in the message; a longer one is
+	// attached as a file.
+	inlineDiff = 900
+	// lastSteps is how many recent steps the status message shows.
+	lastSteps = 3
+)
+
+// StopCommand is what the Stop button sends.
+const StopCommand = "/stop"
+
+// Tracker keeps what the status messages of a conversation's tasks show
+// between updates and decides what each update sends. It is owned by the
+// conversation's goroutine: not safe for concurrent use, no I/O.
+type Tracker struct {
+	every  time.Duration
+	status map[string]*status // by task id, while it runs
+}
+
+// status is what the tracker keeps of a running task between updates.
+type status struct {
+	steps    int
+	last     []string
+	edited   time.Time
+	deferred bool // steps arrived since the last edit
+}
+
+// NewTracker returns a Tracker that edits a status message for tool steps
+// at most once per every (DefaultEditEvery when 0).
+func NewTracker(every time.Duration) *Tracker {
+	if every <= 0 {
+		every = DefaultEditEvery
+	}
+	return &Tracker{every: every, status: map[string]*status{}}
+}
+
+// Key is the edit key of a task's status message.
+func Key(id string) string { return "task:" + id }
+
+// Started is the status message of a task that began (or resumed) a run.
+func (tr *Tracker) Started(t task.Task) chat.Reply {
+	tr.status[t.ID] = &status{}
+	return tr.statusReply(t, "running")
+}
+
+// Reattached announces, as a new message, a run that Fetch follows again
+// after a restart, then shows its status message.
+func (tr *Tracker) Reattached(t task.Task) []chat.Reply {
+	tr.status[t.ID] = &status{}
+	return []chat.Reply{
+		chat.Text(fmt.Sprintf("🔁 Task %s on %s is still running after a restart of Fetch; I'm following it again.", t.ID, t.Workspace)),
+		tr.statusReply(t, "running (followed again after a restart)"),
+	}
+}
+
+// Step coalesces a tool step into the status message: it returns the
+// edited message at most once per the tracker's interval; steps in between
+// are counted and shown at the next edit.
+func (tr *Tracker) Step(t task.Task, ev harness.Event, now time.Time) (chat.Reply, bool) {
+	line := Step(ev)
+	if line == "" {
+		return chat.Reply{}, false
+	}
+	st := tr.status[t.ID]
+	if st == nil {
+		st = &status{}
+		tr.status[t.ID] = st
+	}
+	st.steps++
+	st.last = append(st.last, line)
+	if len(st.last) > lastSteps {
+		st.last = st.last[len(st.last)-lastSteps:]
+	}
+	if now.Sub(st.edited) < tr.every {
+		st.deferred = true
+		return chat.Reply{}, false
+	}
+	st.edited, st.deferred = now, false
+	return tr.statusReply(t, "running"), true
+}
+
+// Waiting is the status message of a task that asked a question.
+func (tr *Tracker) Waiting(t task.Task) chat.Reply {
+	return tr.statusReply(t, "waiting for your answer")
+}
+
+// Ended forgets a task and returns its status message, edited to its end,
+// and the result as a new message (so that the owner is notified).
+func (tr *Tracker) Ended(t task.Task) []chat.Reply {
+	delete(tr.status, t.ID)
+	final := chat.Reply{Text: clip(fmt.Sprintf("%s Task %s on %s (%s) — %s\nGoal: %s", endEmoji(t.State), t.ID, t.Workspace, t.Harness, t.State, clip(oneLine(t.Goal), 200)), maxText), Key: Key(t.ID)}
+	return []chat.Reply{final, Result(t)}
+}
+
+func endEmoji(s task.State) string {
+	switch s {
+	case task.Succeeded:
+		return "✅"
+	case task.Failed:
+		return "❌"
+	case task.Cancelled:
+		return "⏹️"
+	case task.NeedsAttention:
+		return "⚠️"
+	case task.Queued, task.Running, task.WaitingInput:
+	}
+	return modes.Working.Emoji()
+}
+
+// statusReply is the task's status message with its Stop button.
+func (tr *Tracker) statusReply(t task.Task, what string) chat.Reply {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s Task %s on %s (%s) — %s\nGoal: %s", modes.Working.Emoji(), t.ID, t.Workspace, t.Harness, what, clip(oneLine(t.Goal), 200))
+	if st := tr.status[t.ID]; st != nil && st.steps > 0 {
+		fmt.Fprintf(&b, "\nSteps: %d", st.steps)
+		for _, l := range st.last {
+			b.WriteString("\n  " + l)
+		}
+	}
+	return chat.Reply{
+		Text:    clip(b.String(), maxText),
+		Key:     Key(t.ID),
+		Actions: []chat.Action{{Label: "Stop", Send: StopCommand, Style: chat.Danger}},
+	}
+}
+
+// promptAction marks a prompt as a task's question.
+type promptAction struct {
+	Task string `json:"task"`
+}
+
+// QuestionPrompt is the prompt that a task's question opens in its
+// conversation.
+func QuestionPrompt(t task.Task) store.Prompt {
+	action, _ := json.Marshal(promptAction{Task: t.ID})
+	return store.Prompt{ConversationID: t.ConversationID, Kind: store.Question, Body: t.Question, Action: string(action)}
+}
+
+// PromptTask is the id of the task whose question p is, "" when p is not
+// a task's question.
+func PromptTask(p store.Prompt) string {
+	var a promptAction
+	if json.Unmarshal([]byte(p.Action), &a) != nil {
+		return ""
+	}
+	return a.Task
+}
+
+// Question shows a task's question. When another prompt is open (queued),
+// it says how to answer this one anyway.
+func Question(t task.Task, queued bool) chat.Reply {
+	text := fmt.Sprintf("❓ Task %s asks:\n%s\n\nReply with your answer; the task resumes with it.", t.ID, clip(t.Question, maxText-200))
+	if queued {
+		text += fmt.Sprintf("\n(I'm waiting on another answer first; you can also answer with: fetch task answer %s \"…\")", t.ID)
+	}
+	return chat.Text(text)
+}
+
+// Result is the message (a new one, not an edit) for a task that ended: its state, summary or
+// error, files with line counts, and the diff — inline when short,
+// otherwise attached as ID.patch.
+func Result(t task.Task) chat.Reply {
+	var b strings.Builder
+	switch t.State {
+	case task.Succeeded:
+		fmt.Fprintf(&b, "✅ Task %s succeeded on %s", t.ID, t.Workspace)
+	case task.Failed:
+		fmt.Fprintf(&b, "❌ Task %s failed on %s", t.ID, t.Workspace)
+		if t.ExitCode > 0 {
+			fmt.Fprintf(&b, " (exit code %d)", t.ExitCode)
+		}
+	case task.Cancelled:
+		fmt.Fprintf(&b, "⏹️ Task %s was cancelled on %s", t.ID, t.Workspace)
+	case task.NeedsAttention:
+		fmt.Fprintf(&b, "⚠️ Task %s on %s needs your attention", t.ID, t.Workspace)
+	case task.Queued, task.Running, task.WaitingInput:
+		fmt.Fprintf(&b, "Task %s on %s is %s", t.ID, t.Workspace, t.State)
+	}
+	b.WriteString("\nGoal: " + clip(oneLine(t.Goal), 200))
+	if t.Summary != "" {
+		b.WriteString("\n\n" + clip(strings.TrimSpace(t.Summary), 700))
+	}
+	if t.Error != "" && t.State != task.Succeeded {
+		b.WriteString("\n\n" + clip(strings.TrimSpace(t.Error), 400))
+	}
+	if t.State == task.Failed && t.StderrTail != "" && !strings.Contains(t.Error, strings.TrimSpace(lastLines(t.StderrTail, 1))) {
+		b.WriteString("\nstderr:\n" + clip(lastLines(t.StderrTail, 3), 300))
+	}
+	if len(t.Files) > 0 {
+		fmt.Fprintf(&b, "\n\nBranch %s: %d file(s), +%d −%d", t.Branch, len(t.Files), t.Added(), t.Removed())
+		for i, f := range t.Files {
+			if i == 8 {
+				fmt.Fprintf(&b, "\n  … and %d more", len(t.Files)-i)
+				break
+			}
+			if f.Binary {
+				fmt.Fprintf(&b, "\n  %s (binary)", f.Path)
+			} else {
+				fmt.Fprintf(&b, "\n  %s +%d −%d", f.Path, f.Added, f.Removed)
+			}
+		}
+		if t.State == task.Cancelled || t.State == task.Failed {
+			b.WriteString("\nThe partial work is kept on the branch.")
+		}
+	} else if t.Branch != "" && t.Worktree != "" {
+		fmt.Fprintf(&b, "\n\nNo files changed (branch %s).", t.Branch)
+	}
+	var reply chat.Reply
+	switch {
+	case t.Patch == "":
+	case len(t.Patch) <= inlineDiff && b.Len()+len(t.Patch) < maxText-20:
+		b.WriteString("\n```diff\n" + t.Patch + "```")
+	default:
+		reply.Files = []chat.File{{Name: t.ID + ".patch", Data: []byte(t.Patch)}}
+		b.WriteString("\nThe diff is attached.")
+	}
+	reply.Text = clip(b.String(), maxText)
+	return reply
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,67 @@
+package progress_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/progress"
+	"github.com/fetch-dev/fetch/internal/task"
+)
+
+func TestTrackerCoalescesStepsAndEndsWithANewMessage(t *testing.T) {
+	tr := progress.NewTracker(3 * time.Second)
+	tk := task.Task{ID: "t1", Workspace: "api", Harness: "claude", Goal: "add a health endpoint", State: task.Running}
+	start := tr.Started(tk)
+	if start.Key != progress.Key("t1") || len(start.Actions) != 1 || start.Actions[0].Send != progress.StopCommand {
+		t.Fatalf("status message = %+v", start)
+	}
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	steps := []harness.Event{
+		{Kind: harness.KindCommand, Command: "go test ./..."},
+		{Kind: harness.KindText, Text: "tests pass"},
+		{Kind: harness.KindUsage},
+	}
+	r, ok := tr.Step(tk, steps[0], now)
+	if !ok || !strings.Contains(r.Text, "$ go test ./...") {
+		t.Fatalf("first step: %v %q", ok, r.Text)
+	}
+	if _, ok := tr.Step(tk, steps[1], now.Add(time.Second)); ok {
+		t.Fatal("a step within the interval edited the message")
+	}
+	if _, ok := tr.Step(tk, steps[2], now.Add(5*time.Second)); ok {
+		t.Fatal("a usage event edited the message")
+	}
+	r, ok = tr.Step(tk, harness.Event{Kind: harness.KindText, Text: "done"}, now.Add(5*time.Second))
+	if !ok || !strings.Contains(r.Text, "Steps: 3") || !strings.Contains(r.Text, "tests pass") {
+		t.Fatalf("coalesced edit: %v %q", ok, r.Text)
+	}
+
+	tk.State = task.Succeeded
+	end := tr.Ended(tk)
+	if len(end) != 2 || end[0].Key != progress.Key("t1") || !strings.Contains(end[0].Text, "succeeded") || end[0].Actions != nil {
+		t.Fatalf("final status = %+v", end)
+	}
+	if end[1].Key != "" || !strings.HasPrefix(end[1].Text, "✅ Task t1 succeeded on api") {
+		t.Fatalf("result = %+v; want a new message", end[1])
+	}
+}
+
+func TestReattachedIsANewMessage(t *testing.T) {
+	tr := progress.NewTracker(0)
+	rs := tr.Reattached(task.Task{ID: "t2", Workspace: "web"})
+	if len(rs) != 2 || rs[0].Key != "" || !strings.Contains(rs[0].Text, "still running after a restart") || rs[1].Key != progress.Key("t2") {
+		t.Fatalf("replies = %+v", rs)
+	}
+}
+
+func TestQuestionPromptNamesItsTask(t *testing.T) {
+	p := progress.QuestionPrompt(task.Task{ID: "t3", ConversationID: "c", Question: "Which port?"})
+	if progress.PromptTask(p) != "t3" || p.Body != "Which port?" {
+		t.Fatalf("prompt = %+v", p)
+	}
+	if q := progress.Question(task.Task{ID: "t3", Question: "Which port?"}, true); !strings.Contains(q.Text, "fetch task answer t3") {
+		t.Fatalf("queued question = %q", q.Text)
+	}
+}
