@@ -32,6 +32,7 @@
 // agent imports llm, identity, store, chat, intent, modes and instincts,
 // and task and workspace for their types: the registry and the engine
 // reach it through the small Workspaces, Tasks and Running interfaces
-// declared here, which *workspace.Registry, *task.Engine and
-// progress.Running satisfy.
+// declared here, which *workspace.Registry, *task.Engine and the
+// conversation runtime's view of the running task satisfy. Remember keeps
+// what Fetch reported outside a turn (a task's result) in the history.
 package agent

@@ -541,3 +541,40 @@ func TestNotifyOnce(t *testing.T) {
 		t.Fatalf("sent %q; want each key once", texts)
 	}
 }
+
+// TestPromptsExpireAtRestart: an approval and a question left open by a
+// process that stopped expire at the next start; the owner is told once,
+// in one message; GUARDING is not restored; a "yes" afterwards approves
+// nothing.
+func TestPromptsExpireAtRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fetch.db")
+	r := &resolver{}
+	e := start(t, path, conversation.Config{Resolver: r})
+	seedMode(t, e, modes.Guarded)
+	if _, err := e.db.AddPrompt(t.Context(), store.Prompt{ConversationID: conv, Kind: store.Approval, Body: "delete workspace demo"}); err != nil {
+		t.Fatal(err)
+	}
+	e.mgr.Close(t.Context())
+	e.db.Close()
+
+	for run := 2; run <= 3; run++ {
+		e2 := start(t, path, conversation.Config{Resolver: r})
+		e2.say(t, "yes")
+		e2.idle(t)
+		texts := e2.rec.Texts()
+		if run == 2 && (len(texts) != 2 || !strings.Contains(texts[0], "the approval of: delete workspace demo — nothing was done")) {
+			t.Fatalf("run %d sent %q; want the expiry notice, then the answer to yes", run, texts)
+		}
+		if run == 3 && (len(texts) != 1 || strings.Contains(texts[0], "expired")) {
+			t.Fatalf("run %d sent %q; want no second notice", run, texts)
+		}
+		if st, _ := e2.db.Mode(t.Context(), conv); st.Mode != "ALERT" {
+			t.Fatalf("run %d: mode = %s; want ALERT", run, st.Mode)
+		}
+		e2.mgr.Close(t.Context())
+		e2.db.Close()
+	}
+	if len(r.answers) != 0 {
+		t.Fatalf("a yes after the restart resolved %v", r.answers)
+	}
+}

@@ -53,5 +53,8 @@
 // workspace and store. An Engine is safe for concurrent use. Open starts
 // the goroutines that follow runs (one per run, plus one writing its
 // events); Close cancels and waits for them. Observer.TaskUpdate is called
-// from those goroutines, in order per task.
+// from those goroutines, in order per task, and must not block: the
+// engine publishes and never calls up. Long-lived processes give it a
+// Feed, which the conversation layer drains. RequestCancel starts a stop
+// without waiting for the run (a /stop must answer at once); Cancel waits.
 package task
