@@ -39,8 +39,11 @@ type Config struct {
 	Now func() time.Time
 	// MaxRounds bounds an action's tool rounds (default 8).
 	MaxRounds int
-	// TurnTime bounds an action's wall time before its final answer
-	// (default 5m).
+	// TurnTime bounds a turn's tool rounds (default 5m); then one final
+	// answer is asked for, which gets what is left plus a grace of
+	// TurnTime/4, at most 20s. Every LLM call of the turn, retries
+	// included, ends by then; a provider that has not answered by then
+	// is reported to the owner as not answering.
 	TurnTime time.Duration
 	// HistoryTurns is how many whole turns the model sees; older ones
 	// are summarised (default 12).
@@ -110,9 +113,10 @@ type Turn struct {
 	Notify func(ctx context.Context, r chat.Reply) error
 }
 
-// Respond runs one turn and returns its replies. A failure of the LLM is a
-// reply saying so; the error is for failures of Fetch itself and for a
-// stopped turn.
+// Respond runs one turn and returns its replies. A failure of the LLM
+// provider (a timeout, 5xx, 429, a rejected key, a cut-off answer) is a
+// reply saying so and what to do; the error is for failures of Fetch
+// itself and for a stopped turn, whose context's cause it returns.
 func (a *Agent) Respond(ctx context.Context, t Turn) ([]chat.Reply, error) {
 	r, err := a.newRun(ctx, t.ConversationID, t.Intent.Kind)
 	if err != nil {

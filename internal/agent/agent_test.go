@@ -249,7 +249,8 @@ func TestDeleteNeedsApproval(t *testing.T) {
 	for _, answer := range []string{"no", "yes"} {
 		t.Run(answer, func(t *testing.T) {
 			r := newRig(t, nil)
-			r.selectWorkspace("demo")
+			r.createWorkspace("api")
+			r.selectWorkspace("api")
 			r.llm.Script(
 				testkit.Use(testkit.Call{ID: "del", Name: "workspace_delete", Arguments: `{"name":"demo"}`}),
 			)
@@ -286,8 +287,8 @@ func TestDeleteNeedsApproval(t *testing.T) {
 				if r.hasWorkspace("demo") || !strings.Contains(texts(more), "Deleted workspace demo") {
 					t.Fatalf("approved: still there=%v replies %q", r.hasWorkspace("demo"), texts(more))
 				}
-				if c, _ := r.db.Conversation(t.Context(), conv); c.Workspace != "" {
-					t.Fatalf("deleted workspace still selected: %q", c.Workspace)
+				if c, _ := r.db.Conversation(t.Context(), conv); c.Workspace != "api" {
+					t.Fatalf("selected workspace %q after the delete; want api still", c.Workspace)
 				}
 			}
 		})

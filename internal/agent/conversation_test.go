@@ -88,7 +88,8 @@ func (c *chatRig) mode() string {
 
 func TestDeleteThroughGuardingInTheConversation(t *testing.T) {
 	c := newChatRig(t)
-	c.selectWorkspace("demo")
+	c.createWorkspace("api")
+	c.selectWorkspace("api")
 
 	if got := texts(c.send("yes")); !strings.Contains(got, "Nothing is waiting") {
 		t.Fatalf("yes with nothing pending: %q", got)

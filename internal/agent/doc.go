@@ -6,7 +6,14 @@
 // The intent shapes a turn: a conversation gets the read-only tools and at
 // most two tool calls, an inquiry the read-only tools for one cycle, an
 // action every tool for at most MaxRounds rounds and TurnTime of wall time;
-// then the model gives one final answer without tools. A tool call that
+// then the model gives one final answer without tools, within what is left
+// of TurnTime plus a grace of TurnTime/4 (at most 20s). Every LLM call of
+// a turn ends by that deadline, and at once when the turn's context is
+// cancelled (the owner's /stop), which Respond returns as the context's
+// cause. A provider that fails — does not answer in time, answers 5xx or
+// 429 still after the llm client's retries, rejects the key, cuts its
+// answer off — is not an error of the turn: the owner gets a reply naming
+// the provider and what to do (llm.UserMessage). A tool call that
 // fails for the model — unknown tool, a tool the intent does not allow,
 // arguments that are not a JSON object, a missing workspace — is a result
 // the model reads, never a Go error, so history stays valid. Repeating the

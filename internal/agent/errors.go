@@ -15,7 +15,8 @@ var (
 	errNoTasks = errors.New("the task engine is not available in this Fetch")
 )
 
-// userMessage is what the owner reads when a turn failed.
+// userMessage is what the owner reads when a completion failed: the
+// provider's fault as llm classified it, or else one of Fetch's own.
 func userMessage(err error) string {
 	if m := llm.UserMessage(err); m != "" {
 		return m

@@ -83,6 +83,13 @@ func (r *rig) say(kind intent.Kind, text string) []chat.Reply {
 	return replies
 }
 
+func (r *rig) createWorkspace(name string) {
+	r.t.Helper()
+	if _, err := r.ws.Create(r.t.Context(), name, "go"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 func (r *rig) selectWorkspace(name string) {
 	r.t.Helper()
 	if err := r.db.SetWorkspace(r.t.Context(), conv, name); err != nil {

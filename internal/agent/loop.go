@@ -27,9 +27,20 @@ const (
 	// warning and end the turn.
 	repeatWarn = 3
 	repeatStop = 5
-	// finalTimeout bounds the final answer after the turn ran out of time.
-	finalTimeout = 2 * time.Minute
+	// maxFinalGrace caps the time the final answer gets beyond the turn's
+	// wall time (see finalGrace).
+	maxFinalGrace = 20 * time.Second
 )
+
+// finalGrace is how long past the turn's wall time its final answer may
+// take: a quarter of the turn time, at most maxFinalGrace. A turn that ran
+// out of time still owes the owner an answer, and a final answer without
+// tools over the turn's history takes a model seconds, not minutes; a
+// provider that cannot give one in that time is reported as not answering.
+// So every LLM call of a turn ends by TurnTime + finalGrace(TurnTime).
+func finalGrace(turn time.Duration) time.Duration {
+	return min(maxFinalGrace, turn/4)
+}
 
 // run is one turn in progress. It lives on the conversation's goroutine
 // for the length of Respond or Resolved.
@@ -97,8 +108,14 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	r.text = text
 	r.msgs = []llm.Message{{Role: llm.User, Content: text}}
 	rounds, calls := r.limits()
+	// Tool rounds run until the turn's deadline; the final answer has
+	// whatever is left of it plus a grace. Both end at once on a stop:
+	// they derive from ctx.
 	turnCtx, cancel := context.WithTimeoutCause(ctx, r.a.cfg.TurnTime, ErrTurnTime)
 	defer cancel()
+	deadline, _ := turnCtx.Deadline()
+	finalCtx, cancelFinal := context.WithDeadlineCause(ctx, deadline.Add(finalGrace(r.a.cfg.TurnTime)), ErrTurnTime)
+	defer cancelFinal()
 
 	for round := 0; ; round++ {
 		if ctx.Err() != nil {
@@ -113,9 +130,7 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 		r.lastRound = !withTools
 		callCtx := turnCtx
 		if !withTools {
-			var stop context.CancelFunc
-			callCtx, stop = context.WithTimeout(ctx, finalTimeout)
-			defer stop()
+			callCtx = finalCtx
 		}
 		if r.promptDirty || !withTools {
 			r.system = r.buildPrompt(ctx)
@@ -136,7 +151,9 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 				rounds = round + 1
 				continue
 			}
-			log.Warn("completion failed", "err", err)
+			// The provider's failure (or Fetch's) is a reply to the
+			// owner, not an error of the turn.
+			log.Warn("completion failed", "final", !withTools, "err", err)
 			msg := userMessage(err)
 			r.close("(The request failed: " + msg + ")")
 			r.save(ctx)

@@ -89,8 +89,13 @@ func (a *Agent) register() error {
 			run:      toolWorkspaceCreate}),
 		define(a, "workspace_delete", spec[workspaceName]{access: mutating, changesContext: true,
 			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
-			check:    func(ctx context.Context, r *run, w workspaceName) error { return mustExist(ctx, r, w.Name) },
-			run:      toolWorkspaceDelete,
+			check: func(ctx context.Context, r *run, w workspaceName) error {
+				if err := notActive(r, w.Name); err != nil {
+					return err
+				}
+				return mustExist(ctx, r, w.Name)
+			},
+			run: toolWorkspaceDelete,
 			policy: func(w *workspaceName) (string, string) {
 				return "deleting a workspace destroys its files and history", "Delete workspace " + w.Name + " and everything in it"
 			}}),
@@ -139,6 +144,16 @@ func mustExist(ctx context.Context, r *run, name string) error {
 	}
 	if !ok {
 		return fmt.Errorf("there is no workspace %q; workspace_list shows the workspaces", name)
+	}
+	return nil
+}
+
+// notActive fails for the conversation's active (selected) workspace,
+// which cannot be deleted: it is checked before any approval is asked, and
+// again when an approved deletion runs, in case it was selected meanwhile.
+func notActive(r *run, name string) error {
+	if name == r.workspace {
+		return fmt.Errorf("workspace %s is the active workspace of this conversation; select another one first (workspace_select), then delete it", name)
 	}
 	return nil
 }
@@ -291,14 +306,11 @@ func toolWorkspaceDelete(ctx context.Context, r *run, w workspaceName) (string, 
 	if r.a.cfg.Workspaces == nil {
 		return "", errNoWorkspaces
 	}
-	if err := r.a.cfg.Workspaces.Delete(ctx, w.Name); err != nil {
+	if err := notActive(r, w.Name); err != nil {
 		return "", err
 	}
-	if r.workspace == w.Name {
-		if err := r.a.cfg.Store.SetWorkspace(ctx, r.conv, ""); err != nil {
-			return "", err
-		}
-		r.workspace = ""
+	if err := r.a.cfg.Workspaces.Delete(ctx, w.Name); err != nil {
+		return "", err
 	}
 	return "Deleted workspace " + w.Name + ".", nil
 }

@@ -109,3 +109,65 @@ func TestDeletingAMissingWorkspaceAsksNobody(t *testing.T) {
 		t.Fatalf("an approval was opened for a missing workspace (mode %s)", r.mode.Current())
 	}
 }
+
+func TestTheActiveWorkspaceCannotBeDeleted(t *testing.T) {
+	const refused = "workspace demo is the active workspace of this conversation; select another one first"
+	t.Run("selected before the turn", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.selectWorkspace("demo")
+		r.llm.Script(
+			testkit.Use(testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"demo"}`}),
+			testkit.Say("demo is in use; select another workspace first."),
+		)
+		replies := r.say(intent.Action, "delete demo")
+		if res := r.toolResults(1)["d"]; !strings.Contains(res, "error: workspace_delete: "+refused) {
+			t.Fatalf("result %q; want the refusal", res)
+		}
+		if _, err := r.db.OpenPrompt(t.Context(), conv); err == nil || r.mode.Current() != modes.Alert || len(replies[0].Actions) != 0 {
+			t.Fatalf("an approval was asked for the active workspace (mode %s, replies %+v)", r.mode.Current(), replies)
+		}
+		if !r.hasWorkspace("demo") {
+			t.Fatal("the active workspace was deleted")
+		}
+	})
+	t.Run("selected earlier in the same turn", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.createWorkspace("api")
+		r.selectWorkspace("api")
+		r.llm.Script(
+			testkit.Use(
+				testkit.Call{ID: "s", Name: "workspace_select", Arguments: `{"name":"demo"}`},
+				testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"demo"}`},
+			),
+			testkit.Say("demo is selected now, so I cannot delete it."),
+		)
+		r.say(intent.Action, "switch to demo and delete it")
+		if res := r.toolResults(1)["d"]; !strings.Contains(res, refused) {
+			t.Fatalf("result %q; want the refusal", res)
+		}
+		if _, err := r.db.OpenPrompt(t.Context(), conv); err == nil || !r.hasWorkspace("demo") {
+			t.Fatal("an approval was asked for, or the workspace deleted")
+		}
+	})
+	t.Run("selected while the approval was open", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.llm.Script(testkit.Use(testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"demo"}`}))
+		r.say(intent.Action, "delete demo")
+		p, err := r.db.OpenPrompt(t.Context(), conv)
+		if err != nil {
+			t.Fatalf("no approval asked: %v", err)
+		}
+		r.selectWorkspace("demo") // the owner selects it, then says yes
+		if err := r.db.ResolvePrompt(t.Context(), p.ID, "yes"); err != nil {
+			t.Fatal(err)
+		}
+		r.llm.Script(testkit.Say("demo is active, so I left it."))
+		more, err := r.agent.Resolved(t.Context(), p, "yes", r.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.hasWorkspace("demo") || !strings.Contains(texts(more), "workspace_delete failed: "+refused) {
+			t.Fatalf("deleted=%v replies %q", !r.hasWorkspace("demo"), texts(more))
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -99,10 +100,13 @@ type Config struct {
 	// doubles it, with full jitter.
 	BaseDelay time.Duration
 	// MaxDelay caps one wait, including a Retry-After (default 30s). A
-	// Retry-After longer than that is not waited for.
+	// Retry-After longer than that is not waited for, and neither is a
+	// wait that would end after the context's deadline: the last answer
+	// is returned at once instead.
 	MaxDelay time.Duration
 	// Timeout bounds the wait for the response headers of one attempt
-	// (default 2m).
+	// (default 2m). The whole completion, retries and waits included,
+	// ends by the context's deadline.
 	Timeout time.Duration
 	// Stream asks for the answer as server-sent events, assembled here.
 	Stream bool
@@ -117,13 +121,20 @@ type Client struct {
 	or    *openrouter.Client
 	retry *retrying
 	log   *slog.Logger
+	// provider is the API's host name, to name it to the owner.
+	provider string
 }
 
 // New builds a client. It sends nothing.
 func New(cfg Config) (*Client, error) {
 	var problems []string
+	var provider string
 	if cfg.BaseURL == "" {
 		problems = append(problems, "no base URL")
+	} else if u, err := url.Parse(cfg.BaseURL); err != nil || u.Hostname() == "" {
+		problems = append(problems, "base URL is not an absolute URL")
+	} else {
+		provider = u.Hostname()
 	}
 	if cfg.APIKey == "" {
 		problems = append(problems, "no API key")
@@ -171,7 +182,7 @@ func New(cfg Config) (*Client, error) {
 	orc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	orc.HTTPClient = r
 	orc.XTitle = "Fetch"
-	return &Client{cfg: cfg, or: openrouter.NewClientWithConfig(*orc), retry: r, log: cfg.Logger}, nil
+	return &Client{cfg: cfg, or: openrouter.NewClientWithConfig(*orc), retry: r, log: cfg.Logger, provider: provider}, nil
 }
 
 // Close drops the client's idle connections.
@@ -207,20 +218,34 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		resp, err = c.complete(ctx, orReq)
 	}
 	if err != nil {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-			return Response{}, fmt.Errorf("llm: complete: %w", cause)
-		}
-		var e *Error
-		if !errors.As(err, &e) {
-			err = classify(err, *attempts)
-		}
-		if errors.As(err, &e) {
-			e.Detail = c.scrub(e.Detail)
-			c.log.Warn("completion failed", "status", e.Status, "kind", e.Kind, "attempts", e.Attempts, "detail", e.Detail)
-		}
-		return Response{}, err
+		return Response{}, c.failed(ctx, err, *attempts)
 	}
 	return resp, nil
+}
+
+// failed classifies a failed completion. A cancelled context (the owner's
+// stop, a shutdown) is not the provider's fault: its cause comes back as
+// it is. A context whose deadline passed means the provider did not answer
+// in time: an *Error of kind ErrTimeout that also matches the deadline's
+// cause. Anything else is classified by what the provider answered.
+func (c *Client) failed(ctx context.Context, err error, attempts int) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		cause := context.Cause(ctx)
+		if !errors.Is(ctxErr, context.DeadlineExceeded) {
+			return fmt.Errorf("llm: complete: %w", cause)
+		}
+		err = &Error{Kind: ErrTimeout, Attempts: attempts, Detail: "no answer before the deadline: " + err.Error(), Cause: cause}
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		err = classify(err, attempts)
+	}
+	if errors.As(err, &e) {
+		e.Provider = c.provider
+		e.Detail = c.scrub(e.Detail)
+		c.log.Warn("completion failed", "status", e.Status, "kind", e.Kind, "attempts", e.Attempts, "detail", e.Detail)
+	}
+	return err
 }
 
 func (c *Client) complete(ctx context.Context, req openrouter.ChatCompletionRequest) (Response, error) {

@@ -1,7 +1,9 @@
 package llm_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -173,5 +175,165 @@ func TestLogNeverHoldsTheKey(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "sk-or-echoed-secret") || !strings.Contains(logs.String(), "completion failed") {
 		t.Fatalf("log:\n%s", logs.String())
+	}
+}
+
+// hangCatch fails a test whose call did not return long after it should
+// have: a guard against hangs, not a timing assertion.
+const hangCatch = 20 * time.Second
+
+// within runs call and fails the test if it does not return within
+// hangCatch.
+func within(t testing.TB, call func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(hangCatch):
+		t.Fatalf("the call did not return within %s", hangCatch)
+		return nil
+	}
+}
+
+func TestDeadlineEndsAHungCompletion(t *testing.T) {
+	turnOver := errors.New("turn over")
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			f := testkit.NewOpenRouter(t)
+			f.Script(testkit.Step{Delay: time.Hour, Text: "never"})
+			c := client(t, f, func(c *llm.Config) { c.Stream = stream })
+			ctx, cancel := context.WithTimeoutCause(t.Context(), 200*time.Millisecond, turnOver)
+			defer cancel()
+			err := within(t, func() error { _, err := c.Complete(ctx, hello); return err })
+			var e *llm.Error
+			if !errors.As(err, &e) || !errors.Is(err, llm.ErrTimeout) || !errors.Is(err, turnOver) {
+				t.Fatalf("err = %v; want ErrTimeout matching the deadline's cause", err)
+			}
+			if msg := llm.UserMessage(err); !strings.Contains(msg, "did not answer in time") || !strings.Contains(msg, "127.0.0.1") {
+				t.Fatalf("user message %q", msg)
+			}
+		})
+	}
+}
+
+func TestCancelReturnsTheCauseAtOnce(t *testing.T) {
+	stopped := errors.New("stopped by the owner")
+	for _, tc := range []struct {
+		name   string
+		stream bool
+		step   testkit.Step
+	}{
+		{"while the request hangs", false, testkit.Step{Delay: time.Hour}},
+		{"while the stream hangs", true, testkit.Step{Delay: time.Hour}},
+		{"while waiting to retry", false, testkit.Fail(503)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := testkit.NewOpenRouter(t)
+			waiting := make(chan struct{}, 1)
+			arrived := make(chan struct{}, 1)
+			tc.step.Arrived = arrived
+			f.Script(tc.step)
+			c := client(t, f, func(c *llm.Config) {
+				c.Stream = tc.stream
+				c.Jitter = func(time.Duration) time.Duration { waiting <- struct{}{}; return time.Hour }
+			})
+			ctx, cancel := context.WithCancelCause(t.Context())
+			defer cancel(nil)
+			ready := arrived
+			if tc.step.Delay == 0 {
+				ready = waiting // cancel during the backoff wait
+			}
+			go func() { <-ready; cancel(stopped) }()
+			err := within(t, func() error { _, err := c.Complete(ctx, hello); return err })
+			var e *llm.Error
+			if !errors.Is(err, stopped) || errors.As(err, &e) || llm.UserMessage(err) != "" {
+				t.Fatalf("err = %v (user message %q); want the stop's cause, not a provider error", err, llm.UserMessage(err))
+			}
+			if n := len(f.Requests()); n != 1 {
+				t.Fatalf("%d requests; want 1", n)
+			}
+		})
+	}
+}
+
+func TestRetryNeverWaitsPastTheDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		step   testkit.Step
+		kind   error
+		status int
+	}{
+		{"Retry-After beyond the deadline", testkit.Step{Status: http.StatusTooManyRequests, RetryAfter: "30"}, llm.ErrRateLimited, 429},
+		{"backoff beyond the deadline", testkit.Fail(502), llm.ErrUnavailable, 502},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := testkit.NewOpenRouter(t)
+			f.Script(tc.step)
+			c := client(t, f, func(c *llm.Config) {
+				c.MaxDelay = time.Hour
+				c.Jitter = func(time.Duration) time.Duration { return time.Minute }
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			err := within(t, func() error { _, err := c.Complete(ctx, hello); return err })
+			var e *llm.Error
+			// The provider's answer, at once: not the deadline's expiry.
+			if !errors.As(err, &e) || !errors.Is(err, tc.kind) || e.Status != tc.status || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				t.Fatalf("err = %v (ctx %v); want %v with HTTP %d before the deadline", err, ctx.Err(), tc.kind, tc.status)
+			}
+			if n := len(f.Requests()); n != 1 {
+				t.Fatalf("%d requests; want 1", n)
+			}
+		})
+	}
+}
+
+func TestEveryAttemptTimingOutIsATimeout(t *testing.T) {
+	f := testkit.NewOpenRouter(t)
+	f.Script(testkit.Step{Delay: time.Hour}, testkit.Step{Delay: time.Hour})
+	c := client(t, f, func(c *llm.Config) { c.Timeout = 100 * time.Millisecond; c.MaxRetries = 1 })
+	_, err := c.Complete(t.Context(), hello)
+	var e *llm.Error
+	if !errors.As(err, &e) || !errors.Is(err, llm.ErrTimeout) || e.Attempts != 2 {
+		t.Fatalf("err = %v; want ErrTimeout after 2 attempts", err)
+	}
+}
+
+func TestUserMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		step testkit.Step
+		want []string
+	}{
+		{"401", testkit.Fail(401), []string{"(127.0.0.1)", "rejected Fetch's API key", "OPENROUTER_API_KEY"}},
+		{"403", testkit.Fail(403), []string{"rejected Fetch's API key", "OPENROUTER_API_KEY"}},
+		{"402", testkit.Fail(402), []string{"out of credit"}},
+		{"404", testkit.Fail(404), []string{"refused the request", "FETCH_MODEL"}},
+		{"429", testkit.Step{Status: 429, RetryAfter: "3600"}, []string{"rate limiting", "Try again"}},
+		{"500", testkit.Fail(500), []string{"HTTP 500", "on its side, not Fetch's", "try again later"}},
+		{"truncated stream", testkit.Step{Text: "cut", Truncate: true}, []string{"incomplete", "Try again"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := testkit.NewOpenRouter(t)
+			for range 4 {
+				f.Script(tc.step)
+			}
+			c := client(t, f, func(c *llm.Config) { c.Stream = tc.name == "truncated stream" })
+			_, err := c.Complete(t.Context(), hello)
+			msg := llm.UserMessage(err)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+			if !strings.HasPrefix(msg, "The LLM provider") || strings.Contains(msg, "raw provider body") || strings.Contains(msg, testkit.OpenRouterKey) {
+				t.Errorf("message %q does not name the provider or leaks its body", msg)
+			}
+		})
+	}
+	if llm.UserMessage(context.Canceled) != "" || llm.UserMessage(errors.New("disk full")) != "" {
+		t.Fatal("a message for an error that is not the provider's")
 	}
 }

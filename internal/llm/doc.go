@@ -5,10 +5,22 @@
 // that nothing above it depends on the library. Requests that fail with 429,
 // a 5xx or a timeout are retried with exponential backoff and full jitter,
 // at most MaxRetries times, honouring Retry-After; other 4xx answers are not
-// retried. Failures come back as *Error, whose text carries the status and
-// a short classification but never the provider's body or the key:
-// UserMessage turns one into what the owner reads.
+// retried.
+//
+// The context bounds everything: every attempt is sent with it, backoff
+// waits select on it, and a wait that would outlast its deadline is not
+// started. A cancelled context (the owner's /stop) ends Complete at once
+// with the context's cause, which is never dressed up as a provider
+// failure.
+//
+// Everything else that goes wrong is the provider's fault and is classified
+// once, here, into an *Error whose Kind is a sentinel (ErrAuth, ErrTimeout,
+// ErrRateLimited, ErrUnavailable, ErrRejected, ErrNoCredit, ErrBadResponse);
+// a deadline that passed is ErrTimeout. Its text carries the status and the
+// classification but never the provider's body or the key, and UserMessage
+// turns it into what the owner reads: the provider named, and what to do.
 //
 // llm imports nothing of Fetch's own. A *Client is safe for concurrent use
-// and owns no goroutines.
+// and owns no goroutines (go-openrouter's stream reader has one per stream,
+// which ends when the stream is read to its end, as Complete always does).
 package llm

@@ -24,6 +24,11 @@ func attemptsOf(ctx context.Context) int {
 // request that got a 429, a 5xx or a timeout, with exponential backoff and
 // full jitter, honouring Retry-After. Retrying below the library lets it
 // see the response headers, which the library's errors do not carry.
+//
+// Every attempt carries the request's context, and a wait selects on its
+// Done: a cancelled context ends Do at once with the context's cause. A
+// wait that would end after the context's deadline is not started; the
+// last answer (429, 5xx, timeout) is returned for classification instead.
 type retrying struct {
 	next *http.Client
 	cfg  Config
@@ -47,6 +52,12 @@ func (r *retrying) Do(req *http.Request) (*http.Response, error) {
 		resp, err := r.next.Do(req)
 		wait, retry := r.backoff(resp, err, attempt)
 		if !retry || attempt >= r.cfg.MaxRetries || ctx.Err() != nil {
+			return resp, err
+		}
+		if deadline, ok := ctx.Deadline(); ok && !time.Now().Add(wait).Before(deadline) {
+			// Waiting would use up what is left: the answer we have is
+			// the one to give.
+			r.log.Info("not retrying completion: the wait would pass the deadline", "attempt", attempt+1, "wait", wait)
 			return resp, err
 		}
 		status := 0

@@ -37,8 +37,13 @@ type Step struct {
 	Body   string
 	// RetryAfter is sent as the Retry-After header when not empty.
 	RetryAfter string
-	// Delay holds the answer back (for timeouts).
+	// Delay holds the answer back (for timeouts); the answer is dropped
+	// when the client gives up first.
 	Delay time.Duration
+	// Arrived, when not nil, is sent a value without blocking when the
+	// request this step answers arrives, before any Delay: a test waits
+	// on it to act while the request hangs (give it a buffer of 1).
+	Arrived chan<- struct{}
 	// Truncate ends a streamed answer before its finish reason.
 	Truncate bool
 	// PromptTokens, CompletionTokens and Cost are reported as usage.
@@ -185,6 +190,12 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("gen-%d", f.calls)
 	f.mu.Unlock()
 
+	if step.Arrived != nil {
+		select {
+		case step.Arrived <- struct{}{}:
+		default:
+		}
+	}
 	if step.Delay > 0 {
 		select {
 		case <-time.After(step.Delay):
