@@ -176,7 +176,10 @@ func TestQuestionAnsweredThroughTheConversation(t *testing.T) {
 	}
 }
 
-func TestApprovalSurvivesARestart(t *testing.T) {
+// TestApprovalExpiresAtRestart: an approval pending when Fetch stopped
+// expires at the next start (the owner is told), GUARDING is not restored,
+// and a "yes" afterwards deletes nothing.
+func TestApprovalExpiresAtRestart(t *testing.T) {
 	c := newChatRig(t)
 	c.llm.Script(testkit.Use(testkit.Call{ID: "d", Name: "workspace_delete", Arguments: `{"name":"demo"}`}))
 	c.send("delete the workspace demo")
@@ -189,12 +192,21 @@ func TestApprovalSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.start()
-	if got := texts(c.send("/status")); !strings.Contains(got, "GUARDING") || !strings.Contains(got, "workspace_delete") {
+	if got := texts(c.send("/status")); strings.Contains(got, "GUARDING") {
 		t.Fatalf("after restart /status: %q", got)
 	}
-	c.llm.Script(testkit.Say("Done."))
+	var notice string
+	for _, s := range c.rec.Sent() {
+		if strings.Contains(s.Reply.Text, "nothing was done") {
+			notice = s.Reply.Text
+		}
+	}
+	if !strings.Contains(notice, "workspace_delete") {
+		t.Fatalf("no expiry notice naming the action; sent %q", c.rec.Texts())
+	}
+	c.llm.Script(testkit.Say("There is nothing to approve."))
 	c.send("yes")
-	if c.hasWorkspace("demo") {
-		t.Fatal("the approval given after a restart did not run")
+	if !c.hasWorkspace("demo") {
+		t.Fatal("a yes after the restart deleted the workspace")
 	}
 }

@@ -334,7 +334,6 @@ func isBlank(s string) bool {
 func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	st := m.stopState(ctx, c, it)
 	r, _ := m.instincts.Match(it.text, st)
-	c.cancelTurn(ErrStopped)
 	if err := m.stopTasks(ctx, c.id); err != nil {
 		m.log.Error("stop tasks", "conversation", c.id, "err", err)
 		r.Reply = "I could not stop everything: " + ErrorMessage(err)
@@ -342,9 +341,13 @@ func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	m.audit(ctx, c.id, it.userID, "stop", r.Reply)
 	replies := []chat.Reply{chat.Text(r.Reply)}
 	if err := m.store(ctx, it.msgID, replies); err != nil {
+		c.cancelTurn(ErrStopped)
 		return fmt.Errorf("conversation: stop: %w", err)
 	}
+	// Queued before the turn is cancelled, so that the stop's reply goes
+	// out before anything the conversation answers afterwards.
 	m.cfg.Outbox.queue(c.id, c.channel, replies)
+	c.cancelTurn(ErrStopped)
 	if st.Mode == string(modes.Resting) {
 		// A stop is a message too: it wakes a resting conversation.
 		c.tell(note{event: modes.Woke, reason: "message from " + it.userID})
@@ -543,3 +546,7 @@ func (m *Manager) audit(ctx context.Context, conversationID, actor, action, deta
 		m.log.Error("audit", "action", action, "err", err)
 	}
 }
+
+// IsStop tells whether text is a stop (term.Stopper): a channel that
+// queues typed lines hands a stop over ahead of them.
+func (m *Manager) IsStop(text string) bool { return m.instincts.IsStop(chat.Clean(text)) }
