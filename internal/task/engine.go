@@ -364,24 +364,15 @@ func (e *Engine) RequestCancel(ctx context.Context, id string) (done <-chan stru
 	}
 	switch t.State {
 	case Queued, WaitingInput:
-		from := t.State
-		t.State, t.EndedAt, t.Error, t.Owner = Cancelled, e.now(), "cancelled by the owner", ""
-		if t.Worktree != "" {
-			if err := e.record(ctx, &t, Cancelled); err != nil {
-				e.log.Warn("record a cancelled task's work", "task", id, "err", err)
+		if t.Worktree == "" {
+			if err := e.cancelIdle(ctx, t); err != nil {
+				return nil, err
 			}
+			return closedChan, nil
 		}
-		if err := e.save(ctx, t, from, "cancelled by the owner"); err != nil {
-			if errors.Is(err, ErrState) {
-				return e.RequestCancel(ctx, id) // it moved meanwhile: try again from where it is
-			}
-			return nil, fmt.Errorf("task: cancel: %w", err)
-		}
-		e.notify(ctx, Update{Kind: Ended, Task: t})
-		if e.cfg.Adopt {
-			e.startQueued(ctx)
-		}
-		return closedChan, nil
+		// Recording the work of a task that asked (a commit) takes a
+		// while: it is done in the background.
+		return e.background(ctx, id, func(ctx context.Context) error { return e.cancelIdle(ctx, t) })
 	case Running:
 	default:
 		return nil, fmt.Errorf("task: cancel %s: it already %s: %w", id, t.State, ErrState)
@@ -396,6 +387,45 @@ func (e *Engine) RequestCancel(ctx context.Context, id string) (done <-chan stru
 		return r.done, nil
 	}
 	// Another process's run is stopped in the kennel, in the background.
+	return e.background(ctx, id, func(ctx context.Context) error { return e.stopElsewhere(ctx, id) })
+}
+
+// cancelIdle cancels a task that no run holds (queued, or waiting for an
+// answer), keeping what its worktree holds on its branch.
+func (e *Engine) cancelIdle(ctx context.Context, t Task) error {
+	from := t.State
+	t.State, t.EndedAt, t.Error, t.Owner = Cancelled, e.now(), "cancelled by the owner", ""
+	if t.Worktree != "" {
+		if err := e.record(ctx, &t, Cancelled); err != nil {
+			e.log.Warn("record a cancelled task's work", "task", t.ID, "err", err)
+		}
+	}
+	if err := e.save(ctx, t, from, "cancelled by the owner"); err != nil {
+		if errors.Is(err, ErrState) {
+			// It moved meanwhile: try again from where it is.
+			done, err := e.RequestCancel(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			select {
+			case <-done:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		return fmt.Errorf("task: cancel: %w", err)
+	}
+	e.notify(ctx, Update{Kind: Ended, Task: t})
+	if e.cfg.Adopt {
+		e.startQueued(ctx)
+	}
+	return nil
+}
+
+// background runs a cancel's work on a goroutine of the engine, bounded by
+// cleanupTimeout; done is closed when it returns.
+func (e *Engine) background(ctx context.Context, id string, work func(context.Context) error) (<-chan struct{}, error) {
 	e.mu.Lock()
 	if e.closed || e.ctx == nil {
 		e.mu.Unlock()
@@ -404,17 +434,17 @@ func (e *Engine) RequestCancel(ctx context.Context, id string) (done <-chan stru
 	bg := e.ctx
 	e.wg.Add(1)
 	e.mu.Unlock()
-	ch := make(chan struct{})
+	done := make(chan struct{})
 	go func() {
 		defer e.wg.Done()
-		defer close(ch)
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(bg), cleanupTimeout)
+		defer close(done)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(bg), cleanupTimeout)
 		defer cancel()
-		if err := e.stopElsewhere(sctx, id); err != nil {
-			e.log.Error("cancel a task another process runs", "task", id, "err", err)
+		if err := work(wctx); err != nil {
+			e.log.Error("cancel a task", "task", id, "err", err)
 		}
 	}()
-	return ch, nil
+	return done, nil
 }
 
 // closedChan is the done channel of a cancel that is complete at once.
