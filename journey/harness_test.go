@@ -369,10 +369,7 @@ func (w *world) stop() { w.t.Helper(); w.fetch.interrupt(w.t) }
 // the test at once when fetch exits by itself.
 func (w *world) wait(timeout time.Duration, cond func() bool) bool {
 	w.t.Helper()
-	if w.t.Failed() {
-		timeout = min(timeout, evidenceWait)
-	}
-	deadline := time.NewTimer(timeout)
+	deadline := time.NewTimer(w.limit(timeout))
 	defer deadline.Stop()
 	for {
 		changed := w.d.Changed()
@@ -393,12 +390,22 @@ func (w *world) wait(timeout time.Duration, cond func() bool) bool {
 	}
 }
 
+// limit is how long a wait of timeout may take: evidenceWait at most once
+// the test failed.
+func (w *world) limit(timeout time.Duration) time.Duration {
+	if w.t.Failed() {
+		return min(timeout, evidenceWait)
+	}
+	return timeout
+}
+
 // must is wait with waitTimeout, failing the test with what when cond does
 // not come true.
 func (w *world) must(what string, cond func() bool) {
 	w.t.Helper()
-	if !w.wait(waitTimeout, cond) {
-		w.t.Fatalf("waited %s for %s", waitTimeout, what)
+	limit := w.limit(waitTimeout)
+	if !w.wait(limit, cond) {
+		w.t.Fatalf("waited %s for %s", limit, what)
 	}
 }
 
@@ -481,6 +488,7 @@ func (w *world) awaitNew(m mark, re *regexp.Regexp, what string) seen {
 func (w *world) awaitWithin(timeout time.Duration, m mark, re *regexp.Regexp, ok func(seen) bool, what string) seen {
 	w.t.Helper()
 	var got seen
+	timeout = w.limit(timeout)
 	if !w.wait(timeout, func() bool {
 		var found bool
 		got, found = w.find(m, re, ok)
@@ -591,11 +599,13 @@ func (w *world) cliProcesses() []string {
 // waitProcesses polls the kennel's processes until cond holds, for at
 // most timeout, and returns the last list read and whether cond held.
 func (w *world) waitProcesses(timeout time.Duration, cond func([]string) bool) ([]string, bool) {
-	if w.t.Failed() {
-		timeout = min(timeout, evidenceWait)
-	}
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(procPoll)
+	return w.pollProcesses(timeout, procPoll, cond)
+}
+
+// pollProcesses is waitProcesses polling every poll.
+func (w *world) pollProcesses(timeout, poll time.Duration, cond func([]string) bool) ([]string, bool) {
+	deadline := time.Now().Add(w.limit(timeout))
+	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for {
 		ps := w.cliProcesses()
