@@ -15,6 +15,16 @@
 // journey with the messages seen so far and fetch's log, instead of hanging
 // until the go test timeout.
 //
+// Run them with the rest (go test -race ./...) or alone:
+//
+//	go test -race ./journey/
+//	go test -run '^$' -bench StopLatency -benchtime 20x ./journey/
+//
+// They need a Docker engine (skipped without one, failed under CI=true, as
+// testkit.RequireDocker does) and take a minute or two: they run four at a
+// time unless -parallel says otherwise, and the reminder journey keeps
+// fetch down for over a minute, as lateness is measured in minutes.
+//
 // The package has no code of its own besides this comment; it is imported
 // by nothing.
 package journey

@@ -31,7 +31,7 @@ func (w *world) awaitResult(m mark, re *regexp.Regexp, what string) seen {
 		sent, ok = w.find(m, re, func(s seen) bool { return !s.Edit })
 		return ok
 	}) {
-		w.t.Errorf("%s arrived only as an edit of an earlier message (first sent as %q), never as a message of its own: the owner is not notified of it",
+		w.t.Errorf("%s arrived only as an edit of an earlier message (first sent as %q), never as a message of its own (Discord notifies nobody of an edit)",
 			what, firstVersion(got.Msg))
 		return got
 	}
@@ -263,6 +263,7 @@ func TestJourneyCrashMidTask(t *testing.T) {
 	w.start()
 	news := regexp.MustCompile(`(?i)Task ` + id + `.*(restart|succeeded)`)
 	first := w.await(m, news, "word of the task after the restart")
+	t.Logf("after the restart (new message: %v): %q", !first.Edit, first.Text)
 	switch {
 	case strings.Contains(first.Text, "interrupted by restart"):
 		w.awaitResult(m, regexp.MustCompile(`Task `+id+`(?s).*interrupted by restart`), "the interrupted task's result")
@@ -420,8 +421,11 @@ func TestJourneyApprovalExpiresAtRestart(t *testing.T) {
 	m = w.mark(ownerID)
 	w.start()
 	expired := regexp.MustCompile(`(?i)expired|no longer|restart`)
-	if !w.wait(waitTimeout, func() bool { _, ok := w.find(m, expired, nil); return ok }) {
+	var notice seen
+	if !w.wait(waitTimeout, func() bool { var ok bool; notice, ok = w.find(m, expired, nil); return ok }) {
 		t.Errorf("no notice within %s of the restart that the approval expired", waitTimeout)
+	} else {
+		t.Logf("notice: %q", notice.Text)
 	}
 
 	m2 := w.send(ownerID, "yes")
