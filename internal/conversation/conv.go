@@ -23,7 +23,13 @@ type item struct {
 type conv struct {
 	id      string
 	channel string
-	mailbox chan item
+	// mailbox holds the stored messages waiting for the goroutine, in
+	// order; mail fires when it is not empty. Unbounded: a message is
+	// already in the store, and channels bound the pace (Discord's rate
+	// limit per user, the terminal's own queue).
+	mailMu  sync.Mutex
+	mailbox []item
+	mail    chan struct{}
 	// stopped is closed when the goroutine returns.
 	stopped chan struct{}
 
@@ -58,6 +64,40 @@ func (c *conv) tell(n note) {
 	}
 }
 
+// put appends a message to the mailbox.
+func (c *conv) put(it item) {
+	c.mailMu.Lock()
+	c.mailbox = append(c.mailbox, it)
+	c.mailMu.Unlock()
+	c.more()
+}
+
+// more fires mail when the mailbox is not empty.
+func (c *conv) more() {
+	c.mailMu.Lock()
+	n := len(c.mailbox)
+	c.mailMu.Unlock()
+	if n == 0 {
+		return
+	}
+	select {
+	case c.mail <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the oldest message of the mailbox.
+func (c *conv) next() (item, bool) {
+	c.mailMu.Lock()
+	defer c.mailMu.Unlock()
+	if len(c.mailbox) == 0 {
+		return item{}, false
+	}
+	it := c.mailbox[0]
+	c.mailbox = c.mailbox[1:]
+	return it, true
+}
+
 // takeNotes returns the queued notes, oldest first.
 func (c *conv) takeNotes() []note {
 	c.notesMu.Lock()
@@ -70,7 +110,7 @@ func (c *conv) takeNotes() []note {
 func newConv(id, channel string) *conv {
 	idle := make(chan struct{})
 	close(idle)
-	return &conv{id: id, channel: channel, mailbox: make(chan item, mailboxSize), stopped: make(chan struct{}), idle: idle, ready: make(chan struct{}, 1)}
+	return &conv{id: id, channel: channel, mail: make(chan struct{}, 1), stopped: make(chan struct{}), idle: idle, ready: make(chan struct{}, 1)}
 }
 
 func (c *conv) setTurn(cancel context.CancelCauseFunc) {

@@ -17,12 +17,6 @@ import (
 	"github.com/fetch-dev/fetch/modes"
 )
 
-// mailboxSize bounds the messages queued for one conversation. When a
-// mailbox is full, Receive waits (back-pressure on the channel); the
-// message is already stored, so one given up on is handled after the next
-// start.
-const mailboxSize = 64
-
 // Agent answers a message that no instinct took: the ReAct loop over the
 // LLM. It runs on the conversation's goroutine; ctx is cancelled with
 // ErrStopped when the owner stops the turn.
@@ -489,18 +483,19 @@ func (m *Manager) conv(id, channel string) *conv {
 	return c
 }
 
-func (m *Manager) enqueue(ctx context.Context, c *conv, it item) error {
+// enqueue puts a stored message in the conversation's mailbox. It never
+// waits: a channel's goroutine (Discord's gateway handles events one at a
+// time) must not stall behind a busy conversation.
+func (m *Manager) enqueue(_ context.Context, c *conv, it item) error {
 	c.addPending()
 	select {
-	case c.mailbox <- it:
-		return nil
-	case <-ctx.Done():
-		c.donePending()
-		return fmt.Errorf("conversation: enqueue: %w", context.Cause(ctx))
 	case <-c.stopped:
 		c.donePending()
 		return ErrClosed
+	default:
 	}
+	c.put(it)
+	return nil
 }
 
 // complete marks an inbound message handled with its replies queued in the

@@ -50,18 +50,23 @@ func (m *Manager) run(ctx context.Context, c *conv) {
 			// Drain what is queued so that Idle waiters return; the
 			// messages stay unhandled in the store for the next start.
 			for {
-				select {
-				case <-c.mailbox:
-					c.donePending()
-				default:
+				if _, ok := c.next(); !ok {
 					return
 				}
+				c.donePending()
 			}
 		case <-c.ready:
 			s.notes(ctx)
-		case it := <-c.mailbox:
+		case <-c.mail:
+			// One message at a time, so that notes and a close are seen
+			// between messages.
+			it, ok := c.next()
+			if !ok {
+				continue
+			}
 			s.handle(ctx, it)
 			c.donePending()
+			c.more()
 			if timer != nil {
 				timer.Reset(m.cfg.IdleAfter)
 			}
