@@ -95,19 +95,42 @@ type Outgoing struct {
 // neither did. It returns the outbox ids of the replies, in order.
 // Completing a message twice is an ErrConflict.
 func (db *DB) Complete(ctx context.Context, inboundID int64, replies []Outgoing) ([]int64, error) {
+	return db.CompleteWith(ctx, inboundID, func(*sql.Tx) ([]Outgoing, error) { return replies, nil })
+}
+
+// CompleteWith is Complete for a message whose handling changes the
+// database (a command's side effect: a reminder stored, a watch removed):
+// effect makes the change through tx and returns the replies, and the
+// change, the handled mark and the queued replies commit together — after
+// a crash all of them happened or none did, so replaying the message
+// neither repeats nor loses the change.
+//
+// The message is claimed first: when it was handled before, effect is not
+// run and the error is ErrConflict. When effect (or anything after it)
+// fails, nothing is written and the message stays unhandled; effect's
+// error is returned wrapped. effect must do nothing but SQL through tx:
+// another write of this process would wait for this transaction (see
+// writer.go), and work to do once the change is committed (waking a
+// goroutine) belongs after CompleteWith returns.
+func (db *DB) CompleteWith(ctx context.Context, inboundID int64, effect func(tx *sql.Tx) ([]Outgoing, error)) ([]int64, error) {
 	var ids []int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
+		now := db.now()
 		var conv string
 		err := tx.QueryRowContext(ctx,
 			"UPDATE messages SET handled_at = ? WHERE id = ? AND direction = 'in' AND handled_at IS NULL RETURNING conversation_id",
-			db.now(), inboundID).Scan(&conv)
+			now, inboundID).Scan(&conv)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrConflict
 		}
 		if err != nil {
 			return err
 		}
-		ids, err = addOutbound(ctx, tx, conv, db.now(), replies)
+		replies, err := effect(tx)
+		if err != nil {
+			return err
+		}
+		ids, err = addOutbound(ctx, tx, conv, now, replies)
 		return err
 	})
 	if err != nil {
