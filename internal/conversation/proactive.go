@@ -55,7 +55,7 @@ func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 		return s.applied(it, r, s.m.cfg.Watcher), true
 	case instincts.SetAutonomy:
 		return effect{write: func(ctx context.Context, tx *sql.Tx) ([]chat.Reply, func(), error) {
-			if err := store.SetAutonomyTx(ctx, tx, s.c.id, string(r.Autonomy)); err != nil {
+			if err := s.m.cfg.Store.SetAutonomyTx(ctx, tx, s.c.id, string(r.Autonomy)); err != nil {
 				return nil, nil, err
 			}
 			err := s.m.cfg.Store.AuditTx(ctx, tx, store.AuditEntry{ConversationID: s.c.id, Actor: it.userID, Action: "autonomy", Detail: string(r.Autonomy)})
