@@ -28,5 +28,8 @@
 //
 // schedule imports store, chat and instincts (for the Job the instincts
 // parsed). New builds, Open starts the runner, Close stops it and waits.
-// Apply and the typed methods are safe for concurrent use.
+// Apply and the typed methods are safe for concurrent use. ApplyTx is Apply
+// inside the caller's transaction — the one that marks the command's
+// message handled — with the runner woken by its after hook once that
+// committed, so that a command's change is made exactly once.
 package schedule

@@ -163,40 +163,10 @@ func (s *Scheduler) poke() {
 // Add stores a job for a user's conversation. A user with MaxActive
 // active or paused jobs gets ErrLimit.
 func (s *Scheduler) Add(ctx context.Context, conversationID, userID string, j instincts.Job) (Entry, error) {
-	now := s.clock.Now()
-	e := Entry{ConversationID: conversationID, UserID: userID, Kind: j.Kind, Spec: j.Spec, Text: j.Text, State: Active, Next: j.At}
-	switch {
-	case j.Kind != instincts.Reminder && j.Kind != instincts.Run:
-		return Entry{}, fmt.Errorf("schedule: add: unknown kind %q", j.Kind)
-	case j.Text == "":
-		return Entry{}, errors.New("schedule: add: empty text")
-	case j.Spec != "":
-		sched, err := instincts.ParseSpec(j.Spec)
-		if err != nil {
-			return Entry{}, fmt.Errorf("schedule: add: %w", err)
-		}
-		if e.Next = instincts.NextRun(sched, now, s.loc); e.Next.IsZero() {
-			return Entry{}, fmt.Errorf("schedule: add: %q never comes due", j.Spec)
-		}
-	case j.At.IsZero():
-		return Entry{}, errors.New("schedule: add: a job needs a time or a spec")
-	}
+	var e Entry
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schedules WHERE user_id = ? AND state IN ('active', 'paused')", userID).Scan(&n); err != nil {
-			return err
-		}
-		if n >= s.max {
-			return ErrLimit
-		}
-		at := store.FormatTime(now)
-		res, err := tx.ExecContext(ctx,
-			"INSERT INTO schedules (conversation_id, user_id, kind, spec, body, state, next_run, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)",
-			conversationID, userID, string(e.Kind), e.Spec, e.Text, store.FormatTime(e.Next), at, at)
-		if err != nil {
-			return err
-		}
-		e.ID, err = res.LastInsertId()
+		var err error
+		e, err = s.add(ctx, tx, conversationID, userID, j)
 		return err
 	})
 	if err != nil {
@@ -204,6 +174,44 @@ func (s *Scheduler) Add(ctx context.Context, conversationID, userID string, j in
 	}
 	s.poke()
 	return e, nil
+}
+
+// add is Add in tx, without waking the runner.
+func (s *Scheduler) add(ctx context.Context, tx *sql.Tx, conversationID, userID string, j instincts.Job) (Entry, error) {
+	now := s.clock.Now()
+	e := Entry{ConversationID: conversationID, UserID: userID, Kind: j.Kind, Spec: j.Spec, Text: j.Text, State: Active, Next: j.At}
+	switch {
+	case j.Kind != instincts.Reminder && j.Kind != instincts.Run:
+		return Entry{}, fmt.Errorf("unknown kind %q", j.Kind)
+	case j.Text == "":
+		return Entry{}, errors.New("empty text")
+	case j.Spec != "":
+		sched, err := instincts.ParseSpec(j.Spec)
+		if err != nil {
+			return Entry{}, err
+		}
+		if e.Next = instincts.NextRun(sched, now, s.loc); e.Next.IsZero() {
+			return Entry{}, fmt.Errorf("%q never comes due", j.Spec)
+		}
+	case j.At.IsZero():
+		return Entry{}, errors.New("a job needs a time or a spec")
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schedules WHERE user_id = ? AND state IN ('active', 'paused')", userID).Scan(&n); err != nil {
+		return Entry{}, err
+	}
+	if n >= s.max {
+		return Entry{}, ErrLimit
+	}
+	at := store.FormatTime(now)
+	res, err := tx.ExecContext(ctx,
+		"INSERT INTO schedules (conversation_id, user_id, kind, spec, body, state, next_run, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+		conversationID, userID, string(e.Kind), e.Spec, e.Text, store.FormatTime(e.Next), at, at)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.ID, err = res.LastInsertId()
+	return e, err
 }
 
 // List returns the user's active and paused jobs, oldest first.
@@ -247,28 +255,8 @@ func (s *Scheduler) Resume(ctx context.Context, userID string, id int64) (Entry,
 func (s *Scheduler) change(ctx context.Context, op, userID string, id int64, from []State, to State) (Entry, error) {
 	var e Entry
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		es, err := queryTx(ctx, tx, "user_id = ? AND id = ?", userID, id)
-		if err != nil {
-			return err
-		}
-		if len(es) == 0 || es[0].State == Removed || es[0].State == Done {
-			return ErrNotFound
-		}
-		e = es[0]
-		if !slices.Contains(from, e.State) {
-			return ErrState
-		}
-		next := e.Next
-		if to == Active && e.Spec != "" {
-			sched, err := instincts.ParseSpec(e.Spec)
-			if err != nil {
-				return err
-			}
-			next = instincts.NextRun(sched, s.clock.Now(), s.loc)
-		}
-		_, err = tx.ExecContext(ctx, "UPDATE schedules SET state = ?, next_run = ?, updated_at = ? WHERE id = ?",
-			string(to), nullTime(next), store.FormatTime(s.clock.Now()), id)
-		e.State, e.Next = to, next
+		var err error
+		e, err = s.changeTx(ctx, tx, userID, id, from, to)
 		return err
 	})
 	if err != nil {
@@ -277,6 +265,37 @@ func (s *Scheduler) change(ctx context.Context, op, userID string, id int64, fro
 	if to == Active {
 		s.poke()
 	}
+	return e, nil
+}
+
+// changeTx is change in tx, without waking the runner. Refusals
+// (ErrNotFound, ErrState) write nothing.
+func (s *Scheduler) changeTx(ctx context.Context, tx *sql.Tx, userID string, id int64, from []State, to State) (Entry, error) {
+	es, err := queryTx(ctx, tx, "user_id = ? AND id = ?", userID, id)
+	if err != nil {
+		return Entry{}, err
+	}
+	if len(es) == 0 || es[0].State == Removed || es[0].State == Done {
+		return Entry{}, ErrNotFound
+	}
+	e := es[0]
+	if !slices.Contains(from, e.State) {
+		return e, ErrState
+	}
+	next := e.Next
+	if to == Active && e.Spec != "" {
+		sched, err := instincts.ParseSpec(e.Spec)
+		if err != nil {
+			return Entry{}, err
+		}
+		next = instincts.NextRun(sched, s.clock.Now(), s.loc)
+	}
+	_, err = tx.ExecContext(ctx, "UPDATE schedules SET state = ?, next_run = ?, updated_at = ? WHERE id = ?",
+		string(to), nullTime(next), store.FormatTime(s.clock.Now()), id)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.State, e.Next = to, next
 	return e, nil
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -17,11 +18,23 @@ type AuditEntry struct {
 
 // Audit appends an entry to the audit log.
 func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
+	return db.audit(ctx, db.db, e)
+}
+
+// AuditTx appends an entry to the audit log inside a transaction of the
+// caller's, so that the entry commits with what it records.
+func (db *DB) AuditTx(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
+	return db.audit(ctx, tx, e)
+}
+
+func (db *DB) audit(ctx context.Context, x interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, e AuditEntry) error {
 	at := e.At
 	if at.IsZero() {
 		at = db.Now()
 	}
-	_, err := db.db.ExecContext(ctx,
+	_, err := x.ExecContext(ctx,
 		"INSERT INTO audit (at, conversation_id, actor, action, detail) VALUES (?, ?, ?, ?, ?)",
 		FormatTime(at), e.ConversationID, e.Actor, e.Action, e.Detail)
 	if err != nil {

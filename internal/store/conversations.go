@@ -63,7 +63,13 @@ func (db *DB) SetWorkspace(ctx context.Context, id, workspace string) error {
 
 // SetAutonomy records how much Fetch decides on its own in a conversation.
 func (db *DB) SetAutonomy(ctx context.Context, id, autonomy string) error {
-	res, err := db.db.ExecContext(ctx, "UPDATE conversations SET autonomy = ? WHERE id = ?", autonomy, id)
+	return db.tx(ctx, func(tx *sql.Tx) error { return db.SetAutonomyTx(ctx, tx, id, autonomy) })
+}
+
+// SetAutonomyTx is SetAutonomy inside a transaction of the caller's (the
+// one CompleteWith runs the /autonomy command's effect in).
+func (db *DB) SetAutonomyTx(ctx context.Context, tx *sql.Tx, id, autonomy string) error {
+	res, err := tx.ExecContext(ctx, "UPDATE conversations SET autonomy = ? WHERE id = ?", autonomy, id)
 	if err != nil {
 		return fmt.Errorf("store: set autonomy of %s: %w", id, describe(err))
 	}

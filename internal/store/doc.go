@@ -11,4 +11,8 @@
 // A *DB is safe for concurrent use by many goroutines and by several
 // processes on the same file (fetch chat, fetch serve and fetch task share
 // one database); every multi-statement change runs in one transaction.
+// This process's writes, including those made through SQL(), queue for one
+// another in Go (writer.go) instead of meeting in SQLite, whose busy
+// handler sleeps a millisecond or more; only writers of other processes are
+// waited out by SQLite's busy timeout.
 package store

@@ -31,6 +31,9 @@ type Message struct {
 	CreatedAt time.Time
 	HandledAt *time.Time
 	SentAt    *time.Time
+	// SendAttemptedAt is when an unsent outbound message was last handed
+	// to its channel (MarkSending): it may have been delivered.
+	SendAttemptedAt *time.Time
 	// InHistory is false for messages kept only for bookkeeping (refused,
 	// cleared) that must not be shown to the model as history.
 	InHistory bool
@@ -95,19 +98,42 @@ type Outgoing struct {
 // neither did. It returns the outbox ids of the replies, in order.
 // Completing a message twice is an ErrConflict.
 func (db *DB) Complete(ctx context.Context, inboundID int64, replies []Outgoing) ([]int64, error) {
+	return db.CompleteWith(ctx, inboundID, func(*sql.Tx) ([]Outgoing, error) { return replies, nil })
+}
+
+// CompleteWith is Complete for a message whose handling changes the
+// database (a command's side effect: a reminder stored, a watch removed):
+// effect makes the change through tx and returns the replies, and the
+// change, the handled mark and the queued replies commit together — after
+// a crash all of them happened or none did, so replaying the message
+// neither repeats nor loses the change.
+//
+// The message is claimed first: when it was handled before, effect is not
+// run and the error is ErrConflict. When effect (or anything after it)
+// fails, nothing is written and the message stays unhandled; effect's
+// error is returned wrapped. effect must do nothing but SQL through tx:
+// another write of this process would wait for this transaction (see
+// writer.go), and work to do once the change is committed (waking a
+// goroutine) belongs after CompleteWith returns.
+func (db *DB) CompleteWith(ctx context.Context, inboundID int64, effect func(tx *sql.Tx) ([]Outgoing, error)) ([]int64, error) {
 	var ids []int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
+		now := db.now()
 		var conv string
 		err := tx.QueryRowContext(ctx,
 			"UPDATE messages SET handled_at = ? WHERE id = ? AND direction = 'in' AND handled_at IS NULL RETURNING conversation_id",
-			db.now(), inboundID).Scan(&conv)
+			now, inboundID).Scan(&conv)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrConflict
 		}
 		if err != nil {
 			return err
 		}
-		ids, err = addOutbound(ctx, tx, conv, db.now(), replies)
+		replies, err := effect(tx)
+		if err != nil {
+			return err
+		}
+		ids, err = addOutbound(ctx, tx, conv, now, replies)
 		return err
 	})
 	if err != nil {
@@ -170,7 +196,34 @@ func (db *DB) MarkSent(ctx context.Context, id int64) error {
 	return nil
 }
 
-const messageColumns = "id, conversation_id, direction, COALESCE(external_id, ''), user_id, body, extra, created_at, handled_at, sent_at, in_history"
+// MarkSending records that an outbound message is about to be handed to
+// its channel. Until MarkSent, Unsent lists it with SendAttemptedAt set:
+// delivered or not, nobody knows (the process stopped between the two, or
+// the sent mark failed), and the channel decides whether to send it again
+// (one that recognizes its own repeats can; a terminal would print it
+// twice). A message sent already is left as it is.
+func (db *DB) MarkSending(ctx context.Context, id int64) error {
+	_, err := db.db.ExecContext(ctx,
+		"UPDATE messages SET send_attempted_at = ? WHERE id = ? AND direction = 'out' AND sent_at IS NULL", db.now(), id)
+	if err != nil {
+		return fmt.Errorf("store: mark %d sending: %w", id, describe(err))
+	}
+	return nil
+}
+
+// MarkSendFailed takes back MarkSending when the channel reported that the
+// send failed: the message counts as never handed over, and goes out
+// again at the next start.
+func (db *DB) MarkSendFailed(ctx context.Context, id int64) error {
+	_, err := db.db.ExecContext(ctx,
+		"UPDATE messages SET send_attempted_at = NULL WHERE id = ? AND direction = 'out' AND sent_at IS NULL", id)
+	if err != nil {
+		return fmt.Errorf("store: mark %d send failed: %w", id, describe(err))
+	}
+	return nil
+}
+
+const messageColumns = "id, conversation_id, direction, COALESCE(external_id, ''), user_id, body, extra, created_at, handled_at, sent_at, send_attempted_at, in_history"
 
 func scanMessages(rows *sql.Rows) ([]Message, error) {
 	defer rows.Close()
@@ -178,13 +231,14 @@ func scanMessages(rows *sql.Rows) ([]Message, error) {
 	for rows.Next() {
 		var m Message
 		var created string
-		var handled, sent sql.NullString
-		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Direction, &m.ExternalID, &m.UserID, &m.Body, &m.Extra, &created, &handled, &sent, &m.InHistory); err != nil {
+		var handled, sent, attempted sql.NullString
+		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Direction, &m.ExternalID, &m.UserID, &m.Body, &m.Extra, &created, &handled, &sent, &attempted, &m.InHistory); err != nil {
 			return nil, err
 		}
 		m.CreatedAt = parseTime(created)
 		m.HandledAt = parseNullTime(handled)
 		m.SentAt = parseNullTime(sent)
+		m.SendAttemptedAt = parseNullTime(attempted)
 		out = append(out, m)
 	}
 	return out, rows.Err()
@@ -209,7 +263,12 @@ func (db *DB) Unhandled(ctx context.Context) ([]Message, error) {
 }
 
 // Unsent lists outbound messages not yet delivered, oldest first. With a
-// non-empty channel, only that channel's conversations are listed.
+// non-empty channel, only that channel's conversations are listed. Those
+// with SendAttemptedAt set were handed to the channel before (MarkSending)
+// and may have been delivered; they stay in the one list so that a
+// conversation's replies keep their order, and a caller that does not
+// look sends them again, as before attempts were recorded. A caller that
+// decides not to send one again settles it with MarkSent.
 func (db *DB) Unsent(ctx context.Context, channel string) ([]Message, error) {
 	return db.queryMessages(ctx, "unsent",
 		"direction = 'out' AND sent_at IS NULL AND (? = '' OR conversation_id IN (SELECT id FROM conversations WHERE channel = ?)) ORDER BY id",

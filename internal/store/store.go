@@ -48,22 +48,41 @@ type DB struct {
 }
 
 // connector opens SQLite connections without registering a driver
-// globally, running setup on each new connection.
+// globally, running setup on each new connection; every connection takes
+// the process's write lock before it writes (see writer.go).
 type connector struct {
 	dsn    string
 	driver *sqlite3.SQLiteDriver
+	lock   *writeLock
 }
 
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return c.driver }
+func (c connector) Connect(context.Context) (driver.Conn, error) {
+	dc, err := c.driver.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{SQLiteConn: dc.(*sqlite3.SQLiteConn), lock: c.lock}, nil
+}
+
+func (c connector) Driver() driver.Driver { return c.driver }
 
 // Open opens (creating if needed) the database at path, applies pending
 // migrations and starts the checkpointer, which Close stops. A corrupt, locked or read-only database is reported as an
 // error that names the path.
 func Open(ctx context.Context, path string) (*DB, error) {
+	return open(ctx, path, waits{busy: busyTimeout, writer: busyTimeout})
+}
+
+// waits are how long a writer waits: for another process's writer
+// (SQLite's busy timeout) and for this process's (the write lock).
+type waits struct {
+	busy, writer time.Duration
+}
+
+func open(ctx context.Context, path string, w waits) (*DB, error) {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
-	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_busy_timeout", fmt.Sprint(w.busy.Milliseconds()))
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
@@ -73,6 +92,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 			_, err := c.Exec("PRAGMA wal_autocheckpoint = 0", nil)
 			return err
 		}},
+		lock: newWriteLock(w.writer),
 	})
 	db := &DB{db: sqldb, path: path, Now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := db.check(ctx); err != nil {
@@ -136,7 +156,8 @@ func (db *DB) check(ctx context.Context) error {
 // keeping the original wrapped.
 func describe(err error) error {
 	var se sqlite3.Error
-	if !errors.As(err, &se) {
+	if !errors.As(err, &se) || errors.Is(err, errWriterBusy) {
+		// errWriterBusy says itself which writer it waited for.
 		return err
 	}
 	switch se.Code {
@@ -202,7 +223,11 @@ func (db *DB) Close() error {
 
 // SQL gives packages that own tables of their own (tasks, schedules) the
 // underlying handle. They must keep to the same conventions: timestamps via
-// FormatTime, multi-statement changes in one transaction via Tx.
+// FormatTime, multi-statement changes in one transaction via Tx. Their
+// writes queue behind this process's other writers like the store's own
+// (see writer.go); a transaction must not write through a second
+// connection (SQL() or another Tx) while it is open: that waits for
+// itself and fails after the busy timeout.
 func (db *DB) SQL() *sql.DB { return db.db }
 
 // Tx runs fn in one transaction, committing when it returns nil.

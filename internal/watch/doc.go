@@ -20,5 +20,7 @@
 // goroutines, one for file events and one for git, owned by the Manager:
 // Apply(WatchOff) and Close stop them and wait. watch imports store, chat
 // and instincts; messages go out through the Notifier (the conversation
-// runtime's outbox).
+// runtime's outbox). ApplyTx stores or removes a watch inside the caller's
+// transaction (the one that marks the command's message handled); its
+// after hook starts or stops the watcher once that committed.
 package watch

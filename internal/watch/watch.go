@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -156,11 +157,19 @@ func (m *Manager) Watch(ctx context.Context, conversationID, workspace string) e
 	if err := m.start(workspace, conversationID); err != nil {
 		return err
 	}
-	_, err := m.cfg.Store.SQL().ExecContext(ctx,
+	err := m.cfg.Store.Tx(ctx, func(tx *sql.Tx) error { return m.store(ctx, tx, conversationID, workspace) })
+	if err != nil {
+		m.unwatch(workspace)
+		return err
+	}
+	return nil
+}
+
+func (m *Manager) store(ctx context.Context, tx *sql.Tx, conversationID, workspace string) error {
+	_, err := tx.ExecContext(ctx,
 		"INSERT INTO watches (workspace, conversation_id, created_at) VALUES (?, ?, ?) ON CONFLICT (workspace) DO UPDATE SET conversation_id = excluded.conversation_id",
 		workspace, conversationID, store.FormatTime(m.cfg.Store.Now()))
 	if err != nil {
-		m.unwatch(workspace)
 		return fmt.Errorf("watch: store %s: %w", workspace, err)
 	}
 	return nil
@@ -168,13 +177,27 @@ func (m *Manager) Watch(ctx context.Context, conversationID, workspace string) e
 
 // Unwatch stops watching a workspace; it tells whether it was watched.
 func (m *Manager) Unwatch(ctx context.Context, workspace string) (bool, error) {
-	res, err := m.cfg.Store.SQL().ExecContext(ctx, "DELETE FROM watches WHERE workspace = ?", workspace)
+	var stored bool
+	err := m.cfg.Store.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		stored, err = m.forget(ctx, tx, workspace)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	running := m.unwatch(workspace)
+	return stored || running, nil
+}
+
+// forget removes a workspace's row; it tells whether there was one.
+func (m *Manager) forget(ctx context.Context, tx *sql.Tx, workspace string) (bool, error) {
+	res, err := tx.ExecContext(ctx, "DELETE FROM watches WHERE workspace = ?", workspace)
 	if err != nil {
 		return false, fmt.Errorf("watch: unwatch %s: %w", workspace, err)
 	}
 	n, _ := res.RowsAffected()
-	running := m.unwatch(workspace)
-	return n > 0 || running, nil
+	return n > 0, nil
 }
 
 // Watching tells which conversation a workspace's changes go to; "" when
@@ -236,36 +259,70 @@ func (m *Manager) unwatch(workspace string) bool {
 	return true
 }
 
-// Apply carries out /watch on|off for a conversation and returns the
-// reply; refusals the owner can act on are replies, the error is for
-// failures of Fetch's own.
-func (m *Manager) Apply(ctx context.Context, conversationID, _ string, r instincts.Response) (string, error) {
+// Apply carries out /watch on|off for a conversation in a transaction of
+// its own and returns the reply; refusals the owner can act on are
+// replies, the error is for failures of Fetch's own.
+func (m *Manager) Apply(ctx context.Context, conversationID, userID string, r instincts.Response) (string, error) {
+	var reply string
+	var after func()
+	err := m.cfg.Store.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		reply, after, err = m.ApplyTx(ctx, tx, conversationID, userID, r)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	after()
+	return reply, nil
+}
+
+// ApplyTx is Apply inside the caller's transaction — the one that marks
+// the command's message handled (store.DB.CompleteWith) — so that the
+// watch is stored or removed exactly when the message counts as handled.
+// It writes only the watches row; after, to be called once tx committed
+// (never after a rollback), starts or stops the workspace's watcher. after
+// is never nil and does no more than Watch and Unwatch do in memory: it
+// walks the workspace's tree to watch it (so that a change made once the
+// reply is out is seen) or waits for the stopped watcher's goroutines; it
+// never touches the database or calls out. A watcher that cannot start
+// after all is logged; its row stays and is watched again at the next Open.
+func (m *Manager) ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, _ string, r instincts.Response) (reply string, after func(), err error) {
 	switch r.Effect {
 	case instincts.WatchOn:
 		if m.Watching(r.Workspace) == conversationID {
-			return fmt.Sprintf("I'm already watching %s.", r.Workspace), nil
+			return fmt.Sprintf("I'm already watching %s.", r.Workspace), nothing, nil
 		}
-		err := m.Watch(ctx, conversationID, r.Workspace)
-		if errors.Is(err, ErrNoWorkspace) {
-			return fmt.Sprintf("There is no workspace %s. Nothing is watched.", r.Workspace), nil
+		if _, err := m.dir(r.Workspace); errors.Is(err, ErrNoWorkspace) {
+			return fmt.Sprintf("There is no workspace %s. Nothing is watched.", r.Workspace), nothing, nil
 		}
-		if err != nil {
-			return "", err
+		if err := m.store(ctx, tx, conversationID, r.Workspace); err != nil {
+			return "", nil, err
 		}
 		reply := fmt.Sprintf("👀 Watching %s: I'll tell you when files change there (one message per burst; .git, vendor, build and node_modules are ignored)", r.Workspace)
 		if m.cfg.GitInterval > 0 {
 			reply += fmt.Sprintf(" and when its branch falls behind upstream (fetched every %s)", m.cfg.GitInterval)
 		}
-		return reply + ". /watch off " + r.Workspace + " stops it.", nil
+		after := func() {
+			m.unwatch(r.Workspace)
+			if err := m.start(r.Workspace, conversationID); err != nil {
+				m.log.Error("watch: cannot watch workspace; stored, retried at the next start", "workspace", r.Workspace, "err", err)
+			}
+		}
+		return reply + ". /watch off " + r.Workspace + " stops it.", after, nil
 	case instincts.WatchOff:
-		was, err := m.Unwatch(ctx, r.Workspace)
+		stored, err := m.forget(ctx, tx, r.Workspace)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
-		if !was {
-			return fmt.Sprintf("%s is not being watched.", r.Workspace), nil
+		after := func() { m.unwatch(r.Workspace) }
+		if !stored && m.Watching(r.Workspace) == "" {
+			return fmt.Sprintf("%s is not being watched.", r.Workspace), after, nil
 		}
-		return fmt.Sprintf("Stopped watching %s.", r.Workspace), nil
+		return fmt.Sprintf("Stopped watching %s.", r.Workspace), after, nil
 	}
-	return "", fmt.Errorf("watch: apply: effect %q is not a watch effect", r.Effect)
+	return "", nil, fmt.Errorf("watch: apply: effect %q is not a watch effect", r.Effect)
 }
+
+// nothing is the after of a command that changed nothing.
+func nothing() {}
