@@ -578,3 +578,35 @@ func TestPromptsExpireAtRestart(t *testing.T) {
 		t.Fatalf("a yes after the restart resolved %v", r.answers)
 	}
 }
+
+// TestReplyWhoseSentMarkFailedIsNotSentAgain: the terminal printed a
+// reply but recording that failed (a full disk, here a trigger); the next
+// start does not print it again.
+func TestReplyWhoseSentMarkFailedIsNotSentAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fetch.db")
+	e := start(t, path, conversation.Config{})
+	if _, err := e.db.SQL().ExecContext(t.Context(),
+		"CREATE TRIGGER full_disk BEFORE UPDATE OF sent_at ON messages BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END"); err != nil {
+		t.Fatal(err)
+	}
+	e.say(t, "/whoami")
+	e.idle(t)
+	if texts := e.rec.Texts(); len(texts) != 1 {
+		t.Fatalf("sent %q", texts)
+	}
+	e.mgr.Close(t.Context())
+	if _, err := e.db.SQL().ExecContext(t.Context(), "DROP TRIGGER full_disk"); err != nil {
+		t.Fatal(err)
+	}
+	e.db.Close()
+
+	e2 := start(t, path, conversation.Config{})
+	e2.say(t, "/commands")
+	e2.idle(t)
+	if texts := e2.rec.Texts(); len(texts) != 1 || !strings.HasPrefix(texts[0], "Commands:") {
+		t.Fatalf("second start sent %q; want only the new reply", texts)
+	}
+	if un, _ := e2.db.Unsent(t.Context(), "test"); len(un) != 0 {
+		t.Fatalf("still unsent: %+v", un)
+	}
+}

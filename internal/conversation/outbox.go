@@ -85,6 +85,16 @@ func (o *Outbox) Open(ctx context.Context) error {
 				o.log.Error("unreadable outbox entry; dropped", "outbox", msg.ID, "err", err)
 				continue
 			}
+			if msg.SendAttemptedAt != nil && !idempotent(o.senders[channel]) {
+				// Handed to a channel that cannot tell whether it went out
+				// (the sent mark failed, or the process died during the
+				// send): not sent twice.
+				o.log.Warn("a reply may not have been delivered before Fetch stopped; not sending it again", "conversation", msg.ConversationID, "outbox", msg.ID)
+				if err := o.store.MarkSent(ctx, msg.ID); err != nil {
+					return fmt.Errorf("conversation: outbox: %w", err)
+				}
+				continue
+			}
 			o.queue(msg.ConversationID, channel, []chat.Reply{r})
 		}
 	}
@@ -247,8 +257,22 @@ func (o *Outbox) deliver(ctx context.Context, p *pump, r chat.Reply) {
 		o.log.Warn("no sender for channel; replies stay in the outbox", "channel", p.channel, "conversation", p.conv)
 		return
 	}
+	once := !idempotent(sender)
+	if once {
+		// The attempt is recorded first: a reply whose sent mark fails
+		// is not sent again at the next start.
+		if err := o.store.MarkSending(ctx, r.ID); err != nil {
+			o.log.Error("record a send; the reply waits for the next start", "conversation", p.conv, "outbox", r.ID, "err", err)
+			return
+		}
+	}
 	if err := sender.Send(ctx, p.conv, r); err != nil {
 		o.log.Error("send reply", "conversation", p.conv, "outbox", r.ID, "err", err)
+		if once {
+			if err := o.store.MarkSendFailed(context.WithoutCancel(ctx), r.ID); err != nil {
+				o.log.Error("record a failed send", "conversation", p.conv, "outbox", r.ID, "err", err)
+			}
+		}
 		return
 	}
 	var err error
@@ -258,6 +282,20 @@ func (o *Outbox) deliver(ctx context.Context, p *pump, r chat.Reply) {
 		}
 	}
 	o.log.Error("mark reply sent", "conversation", p.conv, "outbox", r.ID, "err", err)
+}
+
+// Idempotent is implemented by a chat.Sender that recognises a reply it
+// delivered before by its outbox id and does not deliver it twice (the
+// Discord channel records each part it sent). The outbox sends such a
+// reply again at the next start when it is unsure; for other senders it
+// records the attempt first and never sends an attempted reply again.
+type Idempotent interface {
+	Idempotent() bool
+}
+
+func idempotent(s chat.Sender) bool {
+	i, ok := s.(Idempotent)
+	return ok && i.Idempotent()
 }
 
 // pump is one conversation's delivery queue.

@@ -94,7 +94,7 @@ func (e effectError) Unwrap() error { return e.err }
 // its replies queued in the outbox, all in one transaction
 // (store.DB.CompleteWith), then runs fx's after hook. It returns the
 // replies stored (their outbox IDs set) but not delivered: the caller
-// delivers them (Manager.deliver) and must not store them again.
+// queues them on the outbox and must not store them again.
 //
 // When the change fails (a failure of Fetch's own), nothing of it is kept:
 // the message is completed with the error's reply instead, and that reply
@@ -142,22 +142,3 @@ func encodeAll(replies []chat.Reply) ([]store.Outgoing, error) {
 	return out, nil
 }
 
-// delegate hands a scheduling or watching instinct to what carries it out
-// (nil when this Fetch runs none), committing its change with the
-// message (commit) and delivering the replies itself. It returns nil once
-// it did: the message is handled and its replies are out, and what
-// run.go then completes is a conflict (logged there) until run.go calls
-// effect and commit itself. A failure to store anything is returned as a
-// reply for run.go to complete the message with.
-//
-// Deprecated: run.go should take the effect (s.effect) of an instinct
-// and complete its message with s.commit instead of s.m.complete.
-func (s *session) delegate(ctx context.Context, it item, r instincts.Response, to applier) []chat.Reply {
-	replies, err := s.commit(ctx, it, s.applied(it, r, to))
-	if err != nil {
-		s.m.log.Error("complete command", "conversation", s.c.id, "message", it.msgID, "err", err)
-		return []chat.Reply{chat.Text(ErrorMessage(err))}
-	}
-	s.m.deliver(ctx, s.c, replies)
-	return nil
-}

@@ -121,20 +121,32 @@ func (s *session) handle(ctx context.Context, it item) {
 	log := s.m.log.With("conversation", s.c.id)
 	turn, cancel := context.WithCancelCause(ctx)
 	s.c.setTurn(cancel)
-	replies := s.respond(turn, it)
+	replies, fx := s.respond(turn, it)
 	s.c.setTurn(nil)
 	stopped := errors.Is(context.Cause(turn), ErrStopped)
 	cancel(nil)
 	if stopped {
 		// The stop already answered; what the cancelled turn produced is
-		// dropped.
-		replies = nil
+		// dropped, and so is a command's change.
+		replies, fx = nil, nil
 	}
 	if ctx.Err() != nil {
 		// Shutting down: leave the message unhandled for the next start.
 		return
 	}
-	if err := s.m.complete(ctx, s.c, it.msgID, replies); err != nil {
+	if fx != nil {
+		// A command's change commits with the message it answers.
+		var err error
+		if replies, err = s.commit(ctx, it, *fx); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				log.Debug("command already handled", "message", it.msgID)
+			} else {
+				log.Error("complete command", "message", it.msgID, "err", err)
+			}
+			return
+		}
+		s.m.cfg.Outbox.queue(s.c.id, s.c.channel, replies)
+	} else if err := s.m.complete(ctx, s.c, it.msgID, replies); err != nil {
 		log.Error("complete message", "message", it.msgID, "err", err)
 		return
 	}
@@ -144,8 +156,10 @@ func (s *session) handle(ctx context.Context, it item) {
 }
 
 // respond decides what a message means and answers it: instincts first,
-// then what the mode makes of it, then intent and the agent.
-func (s *session) respond(ctx context.Context, it item) []chat.Reply {
+// then what the mode makes of it, then intent and the agent. A command
+// that changes something returns its effect instead of replies (commit
+// makes the change and stores the replies with the message).
+func (s *session) respond(ctx context.Context, it item) ([]chat.Reply, *effect) {
 	if s.mode.Current() == modes.Resting {
 		if err := s.mode.Fire(ctx, modes.Woke, "message from "+it.userID); err != nil {
 			s.m.log.Error("wake", "conversation", s.c.id, "err", err)
@@ -154,8 +168,17 @@ func (s *session) respond(ctx context.Context, it item) []chat.Reply {
 	st, prompt := s.state(ctx, it)
 
 	if r, ok := s.m.instincts.Match(it.text, st); ok {
-		return s.apply(ctx, it, r, prompt)
+		if fx, ok := s.effect(it, r); ok {
+			return nil, &fx
+		}
+		return s.apply(ctx, it, r, prompt), nil
 	}
+	return s.understand(ctx, it, st, prompt), nil
+}
+
+// understand answers what no instinct took: an open prompt's answer, or
+// what intent and the agent make of it.
+func (s *session) understand(ctx context.Context, it item, st instincts.State, prompt *store.Prompt) []chat.Reply {
 
 	switch {
 	case prompt != nil && prompt.Kind == store.Question:
@@ -289,22 +312,15 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 		}
 		s.asked = false
 		s.m.audit(ctx, s.c.id, it.userID, "clear", "")
-	case instincts.SetAutonomy:
-		if err := s.m.cfg.Store.SetAutonomy(ctx, s.c.id, string(r.Autonomy)); err != nil {
-			s.m.log.Error("set autonomy", "conversation", s.c.id, "err", err)
-			return []chat.Reply{chat.Text(ErrorMessage(err))}
-		}
-		s.m.audit(ctx, s.c.id, it.userID, "autonomy", string(r.Autonomy))
 	case instincts.Answer:
 		more, err := s.answer(ctx, it, *prompt, r.Answer)
 		if err != nil {
 			return []chat.Reply{chat.Text(ErrorMessage(err))}
 		}
 		return append([]chat.Reply{chat.Text(r.Reply)}, more...)
-	case instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume:
-		return s.delegate(ctx, it, r, s.m.cfg.Scheduler)
-	case instincts.WatchOn, instincts.WatchOff:
-		return s.delegate(ctx, it, r, s.m.cfg.Watcher)
+	case instincts.SetAutonomy, instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume,
+		instincts.WatchOn, instincts.WatchOff:
+		// Effects: see session.effect.
 	}
 	return []chat.Reply{chat.Text(r.Reply)}
 }

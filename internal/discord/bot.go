@@ -104,7 +104,7 @@ type Bot struct {
 	cancel context.CancelFunc
 	botID  string
 	appID  string
-	typing map[string]bool // conversations with a typing loop
+	typing map[string]int // conversations with a typing loop: messages received since it began
 	// wake tells the editor that an edit is pending; one slot, as the
 	// signals coalesce (the editor reads what is pending from the store).
 	wake chan struct{}
@@ -161,7 +161,7 @@ func New(cfg Config) (*Bot, error) {
 		state:     state{db: cfg.Store, now: now},
 		limit:     newLimiter(cfg.RateLimit, cfg.RatePer),
 		red:       cfg.Redactor,
-		typing:    map[string]bool{},
+		typing:    map[string]int{},
 		wake:      make(chan struct{}, 1),
 		failed:    map[int64]failedSend{},
 		retry:     make(chan struct{}, 1),

@@ -76,44 +76,59 @@ func (b *Bot) receive(channelID, userID, externalID, text string, at time.Time) 
 
 // startTyping shows a typing indicator in the channel while the
 // conversation works on what it has queued, unless it is done within
-// typingDelay. One loop per conversation.
+// typingDelay. One loop per conversation; a message that arrives while a
+// loop is ending keeps it going.
 func (b *Bot) startTyping(ctx context.Context, rcv Receiver, conv, channelID string) {
 	b.mu.Lock()
-	if b.typing[conv] || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		b.mu.Unlock()
 		return
 	}
-	b.typing[conv] = true
-	b.wg.Add(2)
+	if _, ok := b.typing[conv]; ok {
+		b.typing[conv]++
+		b.mu.Unlock()
+		return
+	}
+	b.typing[conv] = 1
+	b.wg.Add(1)
 	b.mu.Unlock()
 
-	idle := make(chan struct{})
 	go func() {
 		defer b.wg.Done()
-		defer close(idle)
-		if err := rcv.Idle(ctx, conv); err != nil && ctx.Err() == nil {
-			b.log.Debug("wait for idle", "conversation", conv, "err", err)
-		}
-	}()
-	go func() {
-		defer b.wg.Done()
-		defer func() {
-			b.mu.Lock()
-			delete(b.typing, conv)
-			b.mu.Unlock()
-		}()
 		timer := time.NewTimer(typingDelay)
 		defer timer.Stop()
 		for {
-			select {
-			case <-idle:
-				return
-			case <-timer.C:
-				if err := b.session.ChannelTyping(channelID, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
-					b.log.Warn("typing indicator", "conversation", conv, "err", err)
+			b.mu.Lock()
+			seen := b.typing[conv]
+			b.mu.Unlock()
+			idle := make(chan struct{})
+			b.wg.Add(1)
+			go func() {
+				defer b.wg.Done()
+				defer close(idle)
+				if err := rcv.Idle(ctx, conv); err != nil && ctx.Err() == nil {
+					b.log.Debug("wait for idle", "conversation", conv, "err", err)
 				}
-				timer.Reset(typingEvery)
+			}()
+		wait:
+			for {
+				select {
+				case <-idle:
+					break wait
+				case <-timer.C:
+					if err := b.session.ChannelTyping(channelID, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
+						b.log.Warn("typing indicator", "conversation", conv, "err", err)
+					}
+					timer.Reset(typingEvery)
+				}
 			}
+			b.mu.Lock()
+			if b.typing[conv] == seen || ctx.Err() != nil {
+				delete(b.typing, conv)
+				b.mu.Unlock()
+				return
+			}
+			b.mu.Unlock()
 		}
 	}()
 }

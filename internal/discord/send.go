@@ -243,3 +243,7 @@ func (b *Bot) sendKeyed(ctx context.Context, channelID string, r chat.Reply) err
 	}
 	return nil
 }
+
+// Idempotent tells the outbox that a reply sent again is not delivered
+// twice: each part sent is recorded by its outbox id (see sendPart).
+func (b *Bot) Idempotent() bool { return true }
