@@ -141,4 +141,3 @@ func encodeAll(replies []chat.Reply) ([]store.Outgoing, error) {
 	}
 	return out, nil
 }
-
