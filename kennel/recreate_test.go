@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
 
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/kennel"
@@ -315,5 +318,90 @@ func TestConcurrentRunsAfterConfigurationChange(t *testing.T) {
 	}
 	if got := logs.lines(msgRecreating, "memory"); len(got) != 1 {
 		t.Errorf("recreated %d times, want once; log:\n%s", len(got), logs.lines("kennel:"))
+	}
+}
+
+// gatedDocker holds the start of the execs whose argv holds gateMark until
+// release is closed, after telling reached: a run caught between the creation
+// of its exec and its start, when the container shows it nowhere yet.
+type gatedDocker struct {
+	*client.Client
+	reached, release chan struct{}
+	mu               sync.Mutex
+	gated            map[string]bool
+}
+
+const gateMark = "gated-run"
+
+func (g *gatedDocker) ContainerExecCreate(ctx context.Context, ctr string, opts container.ExecOptions) (container.ExecCreateResponse, error) {
+	resp, err := g.Client.ContainerExecCreate(ctx, ctr, opts)
+	if err == nil && slices.Contains(opts.Cmd, gateMark) {
+		g.mu.Lock()
+		g.gated[resp.ID] = true
+		g.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (g *gatedDocker) ContainerExecAttach(ctx context.Context, id string, opts container.ExecAttachOptions) (types.HijackedResponse, error) {
+	g.mu.Lock()
+	gated := g.gated[id]
+	g.mu.Unlock()
+	if gated {
+		close(g.reached)
+		<-g.release
+	}
+	return g.Client.ContainerExecAttach(ctx, id, opts)
+}
+
+func TestRunAboutToStartKeepsTheContainer(t *testing.T) {
+	// A run of this Kennel has created its exec in the container but not
+	// started it when the image is rebuilt and another run asks for the
+	// container: the container is kept for it, and replaced afterwards.
+	e := newEnv(t)
+	variant := e.variantImage()
+	e.cfg.Image = e.movingTag(e.cfg.Image)
+	gate := &gatedDocker{Client: e.docker, reached: make(chan struct{}), release: make(chan struct{}), gated: make(map[string]bool)}
+	logs := &logBuffer{}
+	k, err := kennel.New(gate, e.cfg, slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), logs), nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.execWith(k, "true")
+	first := e.containerID()
+
+	type outcome struct {
+		res kennel.Result
+		out []string
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		l := &lines{}
+		res, err := k.Exec(context.Background(), kennel.ExecSpec{Workspace: e.ws, Argv: []string{"echo", gateMark}}, l.add)
+		done <- outcome{res, l.out(), err}
+	}()
+	select {
+	case <-gate.reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the gated run never created its exec")
+	}
+
+	e.retag(variant, e.cfg.Image)
+	e.execWith(k, "true")
+	if got := e.containerID(); got != first {
+		t.Errorf("container replaced by %s under a run about to start", got)
+	}
+	if got := logs.lines(msgKept, "busy=", "run exec-"); len(got) != 1 {
+		t.Errorf("want the container logged as held by the run; log:\n%s", logs.lines("kennel:"))
+	}
+	close(gate.release)
+	if o := <-done; o.err != nil || o.res.ExitCode != 0 || !slices.Equal(o.out, []string{gateMark}) {
+		t.Errorf("gated run: %+v %q, %v", o.res, o.out, o.err)
+	}
+
+	e.execWith(k, "true")
+	if _, id := e.imageOf(e.containerID()); id != e.imageID(variant) {
+		t.Errorf("after the run: container of image %s, want %s", id, e.imageID(variant))
 	}
 }
