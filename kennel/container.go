@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -25,10 +24,14 @@ const (
 	LabelInstance = "fetch.instance"
 	// LabelWorkspace holds the workspace's absolute path.
 	LabelWorkspace = "fetch.workspace"
-	// LabelConfig holds a hash of the settings the container was created
-	// with (image, user, limits), to notice a container made by an older
-	// configuration.
+	// LabelConfig holds the fingerprint of the settings the container was
+	// created with (a hash of LabelSettings, which covers the image and the
+	// ID it resolved to, the user, the limits and the whole container
+	// definition): a container whose fingerprint is not the configuration's
+	// is recreated once nothing runs in it.
 	LabelConfig = "fetch.config"
+	// LabelSettings holds those settings as JSON, to log which changed.
+	LabelSettings = "fetch.settings"
 )
 
 // createAttempts bounds the inspect/create loop when containers vanish or
@@ -61,22 +64,31 @@ func (k *Kennel) containerName(workspace string) string {
 }
 
 // container returns the ID of the workspace's running container, creating it
-// when it does not exist and recreating it when it stopped or died.
+// when it does not exist, recreating it when it stopped or died, and when the
+// configuration changed since it was created (LabelConfig) and nothing holds
+// it (see retire). The image is inspected every time, so that a rebuilt tag
+// counts as a change. A running container whose image is missing is used as
+// it is.
 func (k *Kennel) container(ctx context.Context, workspace string) (string, error) {
-	k.mu.Lock()
-	id, ok := k.containers[workspace]
-	k.mu.Unlock()
-	if ok {
+	want, wantErr := k.wanted(ctx, workspace)
+	if wantErr != nil && !errors.Is(wantErr, ErrImageMissing) {
+		return "", wantErr
+	}
+	current := func() (string, bool) {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		c, ok := k.containers[workspace]
+		return c.id, ok && (wantErr != nil || c.fingerprint == want.fingerprint)
+	}
+	if id, ok := current(); ok {
 		return id, nil
 	}
 	// One creator at a time: a container another call is creating would
-	// look dead (created, not yet running) to this one.
+	// look dead (created, not yet running) to this one, and one that call
+	// just decided to keep must not be retired by this one.
 	k.createMu.Lock()
 	defer k.createMu.Unlock()
-	k.mu.Lock()
-	id, ok = k.containers[workspace]
-	k.mu.Unlock()
-	if ok {
+	if id, ok := current(); ok {
 		return id, nil
 	}
 	name := k.containerName(workspace)
@@ -85,15 +97,18 @@ func (k *Kennel) container(ctx context.Context, workspace string) (string, error
 		info, err := k.docker.ContainerInspect(ctx, name)
 		switch {
 		case cerrdefs.IsNotFound(err):
-			id, err := k.create(ctx, workspace, name)
+			if wantErr != nil {
+				return "", wantErr
+			}
+			id, err := k.create(ctx, name, want)
 			if cerrdefs.IsConflict(err) {
-				continue // created meanwhile by a concurrent call
+				continue // created meanwhile by another Fetch
 			}
 			if err != nil {
 				return "", err
 			}
 			log.Info("kennel: container created")
-			k.remember(workspace, id)
+			k.remember(workspace, id, want.fingerprint)
 			return id, nil
 		case err != nil:
 			return "", fmt.Errorf("kennel: inspect %s: %w", name, classify(err))
@@ -102,10 +117,20 @@ func (k *Kennel) container(ctx context.Context, workspace string) (string, error
 			return "", err
 		}
 		if info.State != nil && info.State.Running && !info.State.Paused && !info.State.Restarting {
-			if info.Config.Labels[LabelConfig] != k.configHash(info.Image) {
-				log.Warn("kennel: container was created with other settings; it keeps them until it is recreated")
+			fingerprint := info.Config.Labels[LabelConfig]
+			switch {
+			case wantErr != nil:
+				log.Warn("kennel: the configured image is missing; using the existing container", logErr, wantErr)
+			case fingerprint != want.fingerprint:
+				retired, err := k.retire(ctx, log, workspace, info, want)
+				if err != nil {
+					return "", err
+				}
+				if retired {
+					continue
+				}
 			}
-			k.remember(workspace, info.ID)
+			k.remember(workspace, info.ID, fingerprint)
 			return info.ID, nil
 		}
 		log.Info("kennel: container not running; recreating it", logState, stateOf(info))
@@ -121,10 +146,10 @@ func (k *Kennel) container(ctx context.Context, workspace string) (string, error
 // otherwise. It never creates one.
 func (k *Kennel) lookup(ctx context.Context, workspace string) (string, error) {
 	k.mu.Lock()
-	id, ok := k.containers[workspace]
+	c, ok := k.containers[workspace]
 	k.mu.Unlock()
 	if ok {
-		return id, nil
+		return c.id, nil
 	}
 	info, err := k.docker.ContainerInspect(ctx, k.containerName(workspace))
 	if cerrdefs.IsNotFound(err) {
@@ -139,20 +164,20 @@ func (k *Kennel) lookup(ctx context.Context, workspace string) (string, error) {
 	if info.State == nil || !info.State.Running {
 		return "", nil
 	}
-	k.remember(workspace, info.ID)
+	k.remember(workspace, info.ID, info.Config.Labels[LabelConfig])
 	return info.ID, nil
 }
 
-func (k *Kennel) remember(workspace, id string) {
+func (k *Kennel) remember(workspace, id, fingerprint string) {
 	k.mu.Lock()
-	k.containers[workspace] = id
+	k.containers[workspace] = knownContainer{id: id, fingerprint: fingerprint}
 	k.mu.Unlock()
 }
 
 // forget drops a container ID that turned out stale (the container died).
 func (k *Kennel) forget(workspace, id string) {
 	k.mu.Lock()
-	if k.containers[workspace] == id {
+	if k.containers[workspace].id == id {
 		delete(k.containers, workspace)
 	}
 	k.mu.Unlock()
@@ -180,13 +205,8 @@ func stateOf(info container.InspectResponse) string {
 }
 
 // create creates and starts the workspace's container.
-func (k *Kennel) create(ctx context.Context, workspace, name string) (string, error) {
-	imageID, err := k.EnsureImage(ctx)
-	if err != nil {
-		return "", err
-	}
-	cfg, host := k.containerConfig(workspace, imageID)
-	resp, err := k.docker.ContainerCreate(ctx, cfg, host, &network.NetworkingConfig{}, nil, name)
+func (k *Kennel) create(ctx context.Context, name string, w wantedContainer) (string, error) {
+	resp, err := k.docker.ContainerCreate(ctx, w.config, w.host, &network.NetworkingConfig{}, nil, name)
 	if cerrdefs.IsConflict(err) {
 		return "", err
 	}
@@ -204,8 +224,9 @@ func (k *Kennel) create(ctx context.Context, workspace, name string) (string, er
 // no capabilities, no privilege gain, read-only root with tmpfs /tmp and home,
 // resource limits, the workspace at its own path, and no environment beyond
 // the image's PATH and HOME. Nothing else from the host is mounted (in
-// particular not the Docker socket).
-func (k *Kennel) containerConfig(workspace, imageID string) (*container.Config, *container.HostConfig) {
+// particular not the Docker socket). The labels are only those that name the
+// container; wanted adds the configuration's.
+func (k *Kennel) containerConfig(workspace string) (*container.Config, *container.HostConfig) {
 	uid, gid, _ := parseUser(k.cfg.User) // checked by Validate
 	pids := k.cfg.Pids
 	cfg := &container.Config{
@@ -215,7 +236,6 @@ func (k *Kennel) containerConfig(workspace, imageID string) (*container.Config, 
 		Labels: map[string]string{
 			LabelInstance:  k.cfg.Instance,
 			LabelWorkspace: workspace,
-			LabelConfig:    k.configHash(imageID),
 		},
 	}
 	host := &container.HostConfig{
@@ -242,13 +262,6 @@ func (k *Kennel) containerConfig(workspace, imageID string) (*container.Config, 
 	return cfg, host
 }
 
-// configHash identifies the settings a container is created with.
-func (k *Kennel) configHash(imageID string) string {
-	b, _ := json.Marshal([]any{imageID, k.cfg.User, k.cfg.Memory, k.cfg.CPUs, k.cfg.Pids, k.cfg.TmpSize, k.cfg.HomeSize})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
 // Remove removes the workspace's container and everything running in it.
 // Removing a missing container is fine.
 func (k *Kennel) Remove(ctx context.Context, workspace string) error {
@@ -258,6 +271,7 @@ func (k *Kennel) Remove(ctx context.Context, workspace string) error {
 	name := k.containerName(workspace)
 	k.mu.Lock()
 	delete(k.containers, workspace)
+	delete(k.kept, workspace)
 	k.mu.Unlock()
 	err := k.docker.ContainerRemove(ctx, name, container.RemoveOptions{Force: true})
 	if err != nil && !cerrdefs.IsNotFound(err) {

@@ -5,7 +5,18 @@
 // Containers are created on demand from Config.Image (EnsureImage explains how
 // to build it when it is missing), labelled with LabelInstance and
 // LabelWorkspace, reused while they run and recreated when they stopped or
-// died. Each is hardened: the non-root kennel user, all capabilities dropped,
+// died. The kennel follows its configuration: each container carries the
+// fingerprint of what shaped it (LabelConfig: the image reference and the ID
+// it resolved to, the user, the limits, the whole container definition), and
+// one whose fingerprint is not the configuration's is recreated the next time
+// a run needs it — once it is idle. Idle means no run of this Kennel has
+// claimed it, no exec runs in it (another Fetch's runs, someone's docker
+// exec) and the shim knows of no task there that runs, has live processes or
+// left a log not yet forgotten; a busy container is kept, and said so once.
+// (Another Fetch's exec created but not yet started is not seen, and Docker
+// has no compare-and-remove: a run another process starts in the few
+// milliseconds between the last look and the removal is cut short.) Each is
+// hardened: the non-root kennel user, all capabilities dropped,
 // no-new-privileges, memory/CPU/pids limits, a read-only root with tmpfs /tmp
 // and home, no environment of its own, nothing from the host but the workspace,
 // bind-mounted at its own absolute path (git worktrees record absolute paths).

@@ -128,7 +128,7 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	defer done()
 	log := k.log.With(logWorkspace, rs.workspace, logTask, rs.task)
 
-	ctr, execID, err := k.createExec(ctx, rs)
+	ctr, execID, err := k.createExec(ctx, rs, live)
 	if err != nil {
 		return Result{}, err
 	}
@@ -195,9 +195,10 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 }
 
 // createExec creates the exec, in a fresh container if the one it knew of has
-// died meanwhile.
-func (k *Kennel) createExec(ctx context.Context, rs runSpec) (ctr, execID string, err error) {
-	for attempt := 0; ; attempt++ {
+// died or been retired meanwhile. The run claims the container first, so that
+// a change of configuration does not retire the container under it.
+func (k *Kennel) createExec(ctx context.Context, rs runSpec, live *liveRun) (ctr, execID string, err error) {
+	for attempt := 1; ; attempt++ {
 		if rs.create {
 			ctr, err = k.container(ctx, rs.workspace)
 		} else {
@@ -208,6 +209,12 @@ func (k *Kennel) createExec(ctx context.Context, rs runSpec) (ctr, execID string
 		}
 		if err != nil {
 			return "", "", err
+		}
+		if !k.claim(live, rs.workspace, ctr) {
+			if attempt < createAttempts {
+				continue // retired or forgotten since
+			}
+			return "", "", fmt.Errorf("create exec: container %s: replaced %d times meanwhile", ctr, attempt)
 		}
 		resp, err := k.docker.ContainerExecCreate(ctx, ctr, container.ExecOptions{
 			User:         k.cfg.User,
@@ -221,7 +228,7 @@ func (k *Kennel) createExec(ctx context.Context, rs runSpec) (ctr, execID string
 			return ctr, resp.ID, nil
 		}
 		// NotFound: the container is gone; Conflict: it is not running.
-		if (cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)) && attempt == 0 {
+		if (cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)) && attempt < createAttempts {
 			k.forget(rs.workspace, ctr)
 			continue
 		}

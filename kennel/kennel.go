@@ -54,9 +54,14 @@ type Kennel struct {
 	createMu sync.Mutex // held while finding or creating a container
 
 	mu         sync.Mutex
-	containers map[string]string // workspace → ID of its container, last seen running
+	containers map[string]knownContainer // workspace → its container, last seen running
 	runs       map[runKey]*liveRun
+	kept       map[string]string // workspace → ID of a container kept busy with an old configuration, logged once
 }
+
+// knownContainer is a workspace's container as last seen running, with the
+// fingerprint of the settings it was created with (LabelConfig).
+type knownContainer struct{ id, fingerprint string }
 
 // runKey names a run in progress started by this Kennel.
 type runKey struct{ workspace, task string }
@@ -64,6 +69,7 @@ type runKey struct{ workspace, task string }
 // liveRun is a run in progress; Stop marks it so that its Result says Stopped.
 type liveRun struct {
 	stopped atomic.Bool
+	ctr     string // the container the run uses once claimed; guarded by Kennel.mu
 }
 
 // Log keys, declared once.
@@ -78,6 +84,10 @@ const (
 	logTimedOut  = "timed_out"
 	logTimeout   = "timeout"
 	logErr       = "err"
+	logOldImage  = "old_image"
+	logNewImage  = "new_image"
+	logChanged   = "changed"
+	logBusy      = "busy"
 )
 
 // New returns a Kennel using docker. It checks the configuration but does not
@@ -93,8 +103,9 @@ func New(docker Docker, cfg Config, logger *slog.Logger) (*Kennel, error) {
 		docker:     docker,
 		cfg:        cfg.withDefaults(),
 		log:        logger,
-		containers: make(map[string]string),
+		containers: make(map[string]knownContainer),
 		runs:       make(map[runKey]*liveRun),
+		kept:       make(map[string]string),
 	}, nil
 }
 
