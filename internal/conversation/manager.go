@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -326,18 +327,31 @@ func isBlank(s string) bool {
 // cancelled turn's replies are dropped; the stopped tasks' ends reach the
 // conversation later as updates.
 func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
-	st := m.stopState(ctx, c, it)
+	// One look at the conversation's tasks serves the reply and the stop.
+	var open []task.Task
+	var listErr error
+	if m.cfg.Tasks != nil {
+		open, listErr = m.cfg.Tasks.List(ctx, task.Filter{ConversationID: c.id, States: []task.State{task.Queued, task.Running, task.WaitingInput}})
+	}
+	st := m.stopState(ctx, c, it, open)
 	r, _ := m.instincts.Match(it.text, st)
-	if err := m.stopTasks(ctx, c.id); err != nil {
+	if err := errors.Join(listErr, m.cancelTasks(ctx, open)); err != nil {
 		m.log.Error("stop tasks", "conversation", c.id, "err", err)
 		r.Reply = "I could not stop everything: " + ErrorMessage(err)
 	}
-	m.audit(ctx, c.id, it.userID, "stop", r.Reply)
 	replies := []chat.Reply{chat.Text(r.Reply)}
-	if err := m.store(ctx, it.msgID, replies); err != nil {
+	// Handled, audited and answered in one transaction.
+	ids, err := m.cfg.Store.CompleteWith(ctx, it.msgID, func(tx *sql.Tx) ([]store.Outgoing, error) {
+		if err := m.cfg.Store.AuditTx(ctx, tx, store.AuditEntry{ConversationID: c.id, Actor: it.userID, Action: "stop", Detail: r.Reply}); err != nil {
+			return nil, err
+		}
+		return encodeAll(replies)
+	})
+	if err != nil {
 		c.cancelTurn(ErrStopped)
 		return fmt.Errorf("conversation: stop: %w", err)
 	}
+	replies[0].ID = ids[0]
 	// Queued before the turn is cancelled, so that the stop's reply goes
 	// out before anything the conversation answers afterwards.
 	m.cfg.Outbox.queue(c.id, c.channel, replies)
@@ -355,10 +369,16 @@ func (m *Manager) stopTasks(ctx context.Context, conversationID string) error {
 	if m.cfg.Tasks == nil {
 		return nil
 	}
-	ts, err := m.cfg.Tasks.List(ctx, task.Filter{ConversationID: conversationID, States: []task.State{task.Queued, task.Running, task.WaitingInput}})
+	open, err := m.cfg.Tasks.List(ctx, task.Filter{ConversationID: conversationID, States: []task.State{task.Queued, task.Running, task.WaitingInput}})
 	if err != nil {
 		return err
 	}
+	return m.cancelTasks(ctx, open)
+}
+
+// cancelTasks asks the engine to stop tasks, without waiting; one that
+// ended meanwhile is no failure.
+func (m *Manager) cancelTasks(ctx context.Context, ts []task.Task) error {
 	var errs []error
 	for _, t := range ts {
 		if _, err := m.cfg.Tasks.RequestCancel(ctx, t.ID); err != nil && !errors.Is(err, task.ErrState) {
@@ -375,8 +395,12 @@ func RunningTask(ctx context.Context, ts Tasks, conversationID string) (*instinc
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
-	t := list[len(list)-1]
-	return &instincts.Task{ID: t.ID, Goal: t.Goal, Harness: t.Harness, Workspace: t.Workspace, StartedAt: t.StartedAt}, nil
+	return instinctTask(list[len(list)-1]), nil
+}
+
+// instinctTask is a task as the instincts show it.
+func instinctTask(t task.Task) *instincts.Task {
+	return &instincts.Task{ID: t.ID, Goal: t.Goal, Harness: t.Harness, Workspace: t.Workspace, StartedAt: t.StartedAt}
 }
 
 // running is RunningTask of the configured engine (nil without one).
@@ -389,13 +413,17 @@ func (m *Manager) running(ctx context.Context, conversationID string) (*instinct
 
 // stopState is the state for a stop's reply, read without the
 // conversation's goroutine, which may be busy.
-func (m *Manager) stopState(ctx context.Context, c *conv, it item) instincts.State {
+func (m *Manager) stopState(ctx context.Context, c *conv, it item, open []task.Task) instincts.State {
 	st := instincts.State{Now: m.now(), Channel: c.channel, UserID: it.userID, Role: string(it.role), Mode: string(modes.Alert), Busy: c.busy()}
 	if ms, err := m.cfg.Store.Mode(ctx, c.id); err == nil {
 		st.Mode, st.ModeSince = ms.Mode, ms.Since
 	}
-	if t, err := m.running(ctx, c.id); err == nil {
-		st.Task = t
+	// The oldest running one (the list is newest first).
+	for i := len(open) - 1; i >= 0; i-- {
+		if t := open[i]; t.State == task.Running {
+			st.Task = instinctTask(t)
+			break
+		}
 	}
 	return st
 }
