@@ -179,7 +179,6 @@ func (s *session) respond(ctx context.Context, it item) ([]chat.Reply, *effect) 
 // understand answers what no instinct took: an open prompt's answer, or
 // what intent and the agent make of it.
 func (s *session) understand(ctx context.Context, it item, st instincts.State, prompt *store.Prompt) []chat.Reply {
-
 	switch {
 	case prompt != nil && prompt.Kind == store.Question:
 		// Whatever the owner writes while Fetch waits is the answer.
