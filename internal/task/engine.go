@@ -403,16 +403,7 @@ func (e *Engine) cancelIdle(ctx context.Context, t Task) error {
 	if err := e.save(ctx, t, from, "cancelled by the owner"); err != nil {
 		if errors.Is(err, ErrState) {
 			// It moved meanwhile: try again from where it is.
-			done, err := e.RequestCancel(ctx, t.ID)
-			if err != nil {
-				return err
-			}
-			select {
-			case <-done:
-				return nil
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
+			return e.Cancel(ctx, t.ID)
 		}
 		return fmt.Errorf("task: cancel: %w", err)
 	}
