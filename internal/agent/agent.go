@@ -10,7 +10,6 @@ import (
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // Budget limits what the LLM may cost. Zero means no limit.
@@ -106,9 +105,6 @@ type Turn struct {
 	Role           chat.Role
 	Text           string
 	Intent         intent.Result
-	// Mode is the conversation's mode machine; the agent fires Guarded
-	// and Asked on it.
-	Mode *modes.Machine
 	// Notify sends progress to the conversation at once.
 	Notify func(ctx context.Context, r chat.Reply) error
 }
@@ -122,7 +118,7 @@ func (a *Agent) Respond(ctx context.Context, t Turn) ([]chat.Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.mode, r.notify = t.Mode, t.Notify
+	r.notify = t.Notify
 	return r.run(ctx, t.Text)
 }
 

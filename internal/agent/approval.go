@@ -11,7 +11,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // pendingKind is what an agent's prompt waits for.
@@ -47,8 +46,9 @@ var approveButtons = []chat.Action{
 	{Label: "Deny", Send: "no", Style: chat.Danger},
 }
 
-// ask opens a prompt for the owner and moves the mode: GUARDING for an
-// approval, WAITING for a question.
+// ask opens a prompt for the owner; the conversation moves its mode to
+// what the prompt calls for (GUARDING for an approval, WAITING for a
+// question).
 func (r *run) ask(ctx context.Context, kind store.PromptKind, body string, p pending) error {
 	p.By = promptOwner
 	action, err := json.Marshal(p)
@@ -56,9 +56,8 @@ func (r *run) ask(ctx context.Context, kind store.PromptKind, body string, p pen
 		return fmt.Errorf("agent: ask: %w", err)
 	}
 	ttl := questionTTL
-	event := modes.Asked
 	if kind == store.Approval {
-		ttl, event = r.a.cfg.ApprovalTTL, modes.Guarded
+		ttl = r.a.cfg.ApprovalTTL
 	}
 	exp := r.a.now().Add(ttl)
 	if _, err := r.a.cfg.Store.AddPrompt(ctx, store.Prompt{ConversationID: r.conv, Kind: kind, Body: body, Action: string(action), ExpiresAt: &exp}); err != nil {
@@ -67,7 +66,6 @@ func (r *run) ask(ctx context.Context, kind store.PromptKind, body string, p pen
 		}
 		return err
 	}
-	r.fire(ctx, event, body)
 	return nil
 }
 
@@ -96,11 +94,11 @@ func (r *run) requestApproval(ctx context.Context, t *tool, p prepared) string {
 // an approved action runs (a denied one does not), a question's answer
 // goes back to the model, a budget pause continues or stops. Prompts the
 // agent did not open go to the next resolver.
-func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error) {
+func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
 	var act pending
 	if err := json.Unmarshal([]byte(p.Action), &act); err != nil || act.By != promptOwner {
 		if a.cfg.Next != nil {
-			return a.cfg.Next.Resolved(ctx, p, answer, mode)
+			return a.cfg.Next.Resolved(ctx, p, answer)
 		}
 		return nil, nil
 	}
@@ -108,7 +106,6 @@ func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string, mod
 	if err != nil {
 		return nil, err
 	}
-	r.mode = mode
 	switch act.Kind {
 	case kindApproval:
 		return a.approved(ctx, r, act, answer)

@@ -8,7 +8,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/agent"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/testkit"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 func TestDailyBudgetPausesAndAsks(t *testing.T) {
@@ -31,13 +30,13 @@ func TestDailyBudgetPausesAndAsks(t *testing.T) {
 		t.Fatalf("reply %+v", replies)
 	}
 	p, err := r.db.OpenPrompt(t.Context(), conv)
-	if err != nil || p.Kind != store.Question || r.mode.Current() != modes.Waiting {
-		t.Fatalf("prompt %+v %v, mode %s", p, err, r.mode.Current())
+	if err != nil || p.Kind != store.Question {
+		t.Fatalf("prompt %+v %v", p, err)
 	}
 	// Yes grants another day's budget and continues.
 	r.db.ResolvePrompt(t.Context(), p.ID, "yes")
 	r.llm.Script(testkit.Say("demo is clean."))
-	more, err := r.agent.Resolved(t.Context(), p, "yes", r.mode)
+	more, err := r.agent.Resolved(t.Context(), p, "yes")
 	if err != nil || texts(more) != "demo is clean." {
 		t.Fatalf("after yes: %q, %v", texts(more), err)
 	}
@@ -59,7 +58,7 @@ func TestTurnBudgetPausesMidTurn(t *testing.T) {
 	// No silent continuation; a "no" stops.
 	p, _ := r.db.OpenPrompt(t.Context(), conv)
 	r.db.ResolvePrompt(t.Context(), p.ID, "no")
-	more, err := r.agent.Resolved(t.Context(), p, "no", r.mode)
+	more, err := r.agent.Resolved(t.Context(), p, "no")
 	if err != nil || !strings.Contains(texts(more), "stopped") || len(r.llm.Requests()) != 2 {
 		t.Fatalf("after no: %q %v, %d requests", texts(more), err, len(r.llm.Requests()))
 	}

@@ -18,7 +18,7 @@ import (
 type viaConversation struct{ a *agent.Agent }
 
 func (v viaConversation) Respond(ctx context.Context, t conversation.Turn) ([]chat.Reply, error) {
-	return v.a.Respond(ctx, agent.Turn{ConversationID: t.ConversationID, UserID: t.UserID, Role: t.Role, Text: t.Text, Intent: t.Intent, Mode: t.Mode, Notify: t.Notify})
+	return v.a.Respond(ctx, agent.Turn{ConversationID: t.ConversationID, UserID: t.UserID, Role: t.Role, Text: t.Text, Intent: t.Intent, Notify: t.Notify})
 }
 
 // chatRig runs the agent behind the real conversation runtime.

@@ -10,7 +10,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // Completer is the LLM; *llm.Client satisfies it.
@@ -51,5 +50,5 @@ type Running interface {
 // Resolver continues what waited on a prompt; the agent hands prompts that
 // are not its own (a harness's question) to the next one.
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
 }

@@ -27,8 +27,9 @@
 //
 // Dangerous actions (workspace_delete; a task that would discard a branch,
 // force-push or wipe data) never run in the turn: they become an approval
-// prompt with an expiry, the mode goes to GUARDING, and Resolved carries
-// them out only on the owner's yes. Autonomy (supervised, cautious,
+// prompt with an expiry (the conversation, which alone changes modes, then
+// goes to GUARDING), and Resolved carries them out only on the owner's
+// yes. Autonomy (supervised, cautious,
 // autonomous) decides who answers routine confirmations; a destructive
 // question always reaches the owner.
 //
@@ -36,7 +37,7 @@
 // (internal/conversation). An *Agent keeps no per-conversation state in
 // memory and is safe for concurrent use across conversations.
 //
-// agent imports llm, identity, store, chat, intent, modes and instincts,
+// agent imports llm, identity, store, chat, intent and instincts,
 // and task and workspace for their types: the registry and the engine
 // reach it through the small Workspaces, Tasks and Running interfaces
 // declared here, which *workspace.Registry, *task.Engine and the

@@ -20,7 +20,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/internal/workspace"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 const conv = "term:owner"
@@ -34,7 +33,12 @@ type rig struct {
 	ws    *workspace.Registry
 	tasks *memTasks
 	agent *agent.Agent
-	mode  *modes.Machine
+}
+
+// promptOpen tells whether the agent left a prompt of kind open.
+func (r *rig) promptOpen(kind store.PromptKind) bool {
+	p, err := r.db.OpenPrompt(r.t.Context(), conv)
+	return err == nil && p.Kind == kind
 }
 
 func newRig(t *testing.T, mod func(*rig, *agent.Config)) *rig {
@@ -65,9 +69,6 @@ func newRig(t *testing.T, mod func(*rig, *agent.Config)) *rig {
 	if r.agent, err = agent.New(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if r.mode, err = modes.Load(t.Context(), db, conv, time.Now); err != nil {
-		t.Fatal(err)
-	}
 	return r
 }
 
@@ -75,7 +76,7 @@ func (r *rig) say(kind intent.Kind, text string) []chat.Reply {
 	r.t.Helper()
 	replies, err := r.agent.Respond(r.t.Context(), agent.Turn{
 		ConversationID: conv, UserID: "owner", Role: chat.Owner, Text: text,
-		Intent: intent.Result{Kind: kind, Rule: "test"}, Mode: r.mode,
+		Intent: intent.Result{Kind: kind, Rule: "test"},
 	})
 	if err != nil {
 		r.t.Fatalf("respond to %q: %v", text, err)
@@ -194,7 +195,7 @@ type recordResolver struct {
 	answer string
 }
 
-func (r *recordResolver) Resolved(_ context.Context, p store.Prompt, answer string, _ *modes.Machine) ([]chat.Reply, error) {
+func (r *recordResolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
 	r.prompt, r.answer = p, answer
 	return nil, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 const (
@@ -48,7 +47,6 @@ type run struct {
 	a         *Agent
 	conv      string
 	kind      intent.Kind
-	mode      *modes.Machine
 	notify    func(ctx context.Context, r chat.Reply) error
 	workspace string
 	autonomy  instincts.Autonomy
@@ -333,16 +331,6 @@ func (r *run) record(ctx context.Context, u llm.Usage) {
 	err := r.a.cfg.Store.AddUsage(context.WithoutCancel(ctx), r.conv, store.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost})
 	if err != nil {
 		r.a.log.Error("record usage", "conversation", r.conv, "err", err)
-	}
-}
-
-// fire moves the conversation's mode (the agent runs on its goroutine).
-func (r *run) fire(ctx context.Context, e modes.Event, reason string) {
-	if r.mode == nil {
-		return
-	}
-	if err := r.mode.Fire(ctx, e, reason); err != nil {
-		r.a.log.Warn("mode event", "conversation", r.conv, "event", e, "err", err)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/fetch-dev/fetch/internal/agent"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/testkit"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 func TestDangerousTaskGoalNeedsApproval(t *testing.T) {
@@ -45,8 +44,8 @@ func TestSupervisedApprovesEveryTask(t *testing.T) {
 	r.db.SetAutonomy(t.Context(), conv, string(instincts.Supervised))
 	r.llm.Script(testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"add a README"}`}))
 	replies := r.say(intent.Action, "add a README")
-	if len(r.tasks.created) != 0 || r.mode.Current() != modes.Guarding || !strings.Contains(texts(replies), "supervised") {
-		t.Fatalf("supervised task: created %d, mode %s, reply %q", len(r.tasks.created), r.mode.Current(), texts(replies))
+	if len(r.tasks.created) != 0 || !r.promptOpen(store.Approval) || !strings.Contains(texts(replies), "supervised") {
+		t.Fatalf("supervised task: created %d, approval open %v, reply %q", len(r.tasks.created), r.promptOpen(store.Approval), texts(replies))
 	}
 	p, _ := r.db.OpenPrompt(t.Context(), conv)
 	if !strings.Contains(p.Body, `task_create {"goal":"add a README","workspace":"demo"}`) {
@@ -55,9 +54,8 @@ func TestSupervisedApprovesEveryTask(t *testing.T) {
 	// The selection changing before the yes does not move the task.
 	r.selectWorkspace("")
 	r.db.ResolvePrompt(t.Context(), p.ID, "yes")
-	r.mode.Approve(t.Context(), "owner approved")
 	r.llm.Script(testkit.Say("The README task is running."))
-	more, err := r.agent.Resolved(t.Context(), p, "yes", r.mode)
+	more, err := r.agent.Resolved(t.Context(), p, "yes")
 	if err != nil || len(r.tasks.created) != 1 || r.tasks.created[0].Workspace != "demo" || !strings.Contains(texts(more), r.tasks.created[0].ID) {
 		t.Fatalf("after yes: %q, %v, %d tasks", texts(more), err, len(r.tasks.created))
 	}
@@ -67,7 +65,7 @@ func TestPromptsOfOthersGoToTheNextResolver(t *testing.T) {
 	next := &recordResolver{}
 	r := newRig(t, func(_ *rig, c *agent.Config) { c.Next = next })
 	p := store.Prompt{ID: 9, ConversationID: conv, Kind: store.Question, Body: "Which port?", Action: `{"task":"t-1"}`}
-	if _, err := r.agent.Resolved(t.Context(), p, "8080", r.mode); err != nil {
+	if _, err := r.agent.Resolved(t.Context(), p, "8080"); err != nil {
 		t.Fatal(err)
 	}
 	if next.answer != "8080" || next.prompt.ID != 9 {
@@ -105,8 +103,8 @@ func TestDeletingAMissingWorkspaceAsksNobody(t *testing.T) {
 	if res := r.toolResults(1)["d"]; !strings.Contains(res, `no workspace "ghost"`) {
 		t.Fatalf("result %q", res)
 	}
-	if _, err := r.db.OpenPrompt(t.Context(), conv); err == nil || r.mode.Current() != modes.Alert {
-		t.Fatalf("an approval was opened for a missing workspace (mode %s)", r.mode.Current())
+	if _, err := r.db.OpenPrompt(t.Context(), conv); err == nil {
+		t.Fatal("an approval was opened for a missing workspace")
 	}
 }
 
@@ -123,8 +121,8 @@ func TestTheActiveWorkspaceCannotBeDeleted(t *testing.T) {
 		if res := r.toolResults(1)["d"]; !strings.Contains(res, "error: workspace_delete: "+refused) {
 			t.Fatalf("result %q; want the refusal", res)
 		}
-		if _, err := r.db.OpenPrompt(t.Context(), conv); err == nil || r.mode.Current() != modes.Alert || len(replies[0].Actions) != 0 {
-			t.Fatalf("an approval was asked for the active workspace (mode %s, replies %+v)", r.mode.Current(), replies)
+		if _, err := r.db.OpenPrompt(t.Context(), conv); err == nil || len(replies[0].Actions) != 0 {
+			t.Fatalf("an approval was asked for the active workspace (replies %+v)", replies)
 		}
 		if !r.hasWorkspace("demo") {
 			t.Fatal("the active workspace was deleted")
@@ -162,7 +160,7 @@ func TestTheActiveWorkspaceCannotBeDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.llm.Script(testkit.Say("demo is active, so I left it."))
-		more, err := r.agent.Resolved(t.Context(), p, "yes", r.mode)
+		more, err := r.agent.Resolved(t.Context(), p, "yes")
 		if err != nil {
 			t.Fatal(err)
 		}

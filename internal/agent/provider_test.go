@@ -30,7 +30,7 @@ func (r *rig) respondWithin(ctx context.Context, kind intent.Kind, text string) 
 	done := make(chan result, 1)
 	go func() {
 		replies, err := r.agent.Respond(ctx, agent.Turn{ConversationID: conv, UserID: "owner", Role: chat.Owner, Text: text,
-			Intent: intent.Result{Kind: kind, Rule: "test"}, Mode: r.mode})
+			Intent: intent.Result{Kind: kind, Rule: "test"}})
 		done <- result{replies, err}
 	}()
 	select {

@@ -268,7 +268,7 @@ func TestAgentSeesIntentAndCanChangeMode(t *testing.T) {
 	e := newEnv(t, conversation.Config{Agent: agent})
 	e.say(t, "can you make the button blue?")
 	e.idle(t)
-	if len(agent.turns) != 1 || agent.turns[0].Intent.Kind != "action" || agent.turns[0].Role != chat.Owner || agent.turns[0].Mode.Current() != modes.Alert {
+	if len(agent.turns) != 1 || agent.turns[0].Intent.Kind != "action" || agent.turns[0].Role != chat.Owner {
 		t.Fatalf("turn = %+v", agent.turns)
 	}
 }
@@ -316,7 +316,7 @@ type resolver struct {
 	answers []string
 }
 
-func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string, _ *modes.Machine) ([]chat.Reply, error) {
+func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.answers = append(r.answers, answer)

@@ -20,7 +20,9 @@ import (
 
 // Agent answers a message that no instinct took: the ReAct loop over the
 // LLM. It runs on the conversation's goroutine; ctx is cancelled with
-// ErrStopped when the owner stops the turn.
+// ErrStopped when the owner stops the turn. It never changes the mode: a
+// prompt it opens (an approval, a question) moves the mode when it
+// returns (session.followPrompt).
 type Agent interface {
 	Respond(ctx context.Context, t Turn) ([]chat.Reply, error)
 }
@@ -33,9 +35,6 @@ type Turn struct {
 	Text           string
 	Intent         intent.Result
 	Workspace      string
-	// Mode is the conversation's mode machine. The agent may fire events
-	// on it (it runs on the conversation's goroutine).
-	Mode *modes.Machine
 	// Notify sends a message to the conversation at once, before the
 	// turn's replies (progress).
 	Notify func(ctx context.Context, r chat.Reply) error
@@ -58,10 +57,10 @@ type Memory interface {
 
 // Resolver continues whatever waited on a prompt once the owner answered
 // it (an approved tool call); its replies are sent after the instinct's.
-// A task's question is answered by the conversation itself. It runs on the conversation's goroutine and may
-// fire events on mode, the conversation's machine.
+// A task's question is answered by the conversation itself. It runs on
+// the conversation's goroutine; a prompt it opens moves the mode there.
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string, mode *modes.Machine) ([]chat.Reply, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
 }
 
 // Config is what a Manager needs. Store, Outbox or Senders, RoleOf and

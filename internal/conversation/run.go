@@ -205,12 +205,12 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 		Text:           it.text,
 		Intent:         res,
 		Workspace:      st.Workspace,
-		Mode:           s.mode,
 		Notify: func(ctx context.Context, r chat.Reply) error {
 			_, err := s.m.cfg.Outbox.add(ctx, s.c.id, s.c.channel, "", r)
 			return err
 		},
 	})
+	s.followPrompt(context.WithoutCancel(ctx))
 	if err != nil {
 		if errors.Is(context.Cause(ctx), ErrStopped) {
 			return nil
@@ -349,15 +349,32 @@ func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer st
 	if id := progress.PromptTask(p); id != "" {
 		replies = s.resume(ctx, id, answer)
 	} else if s.m.cfg.Resolver != nil {
-		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer, s.mode)
+		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer)
 		if err != nil {
 			s.m.log.Error("resolve", "conversation", s.c.id, "err", err)
 			more = []chat.Reply{chat.Text(ErrorMessage(err))}
 		}
 		replies = more
 	}
+	s.followPrompt(ctx)
 	s.settle(ctx)
 	return replies, nil
+}
+
+// followPrompt moves the mode to what a prompt the agent opened calls
+// for: GUARDING for an approval, WAITING for a question.
+func (s *session) followPrompt(ctx context.Context) {
+	p, err := s.m.cfg.Store.OpenPrompt(ctx, s.c.id)
+	if err != nil {
+		return // none open (or unreadable: the next message looks again)
+	}
+	cur := s.mode.Current()
+	switch {
+	case p.Kind == store.Approval && (cur == modes.Alert || cur == modes.Working || cur == modes.Waiting):
+		s.fire(ctx, modes.Guarded, p.Body)
+	case p.Kind == store.Question && (cur == modes.Alert || cur == modes.Working):
+		s.fire(ctx, modes.Asked, p.Body)
+	}
 }
 
 // settle returns the conversation to ALERT once an answer's work is over:

@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"internal/workspace":    {"internal/store"},
 	"internal/redact":       {},
 	"internal/task":         {"harness", "kennel", "internal/store", "internal/workspace"},
-	"internal/agent":        {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "modes", "instincts"},
+	"internal/agent":        {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts"},
 	"internal/schedule":     {"internal/store", "internal/chat", "instincts"},
 	"internal/watch":        {"internal/store", "internal/chat", "instincts"},
 	"internal/progress":     {"internal/chat", "internal/store", "internal/task", "harness", "modes"},
