@@ -234,6 +234,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Scheduler: pro.sched,
 		Watcher:   pro.watch,
 		Location:  cfg.Location,
+		Scrub:     db.Scrub,
 	}
 	b.wire(&c)
 	mgr := conversation.New(c)
