@@ -79,6 +79,27 @@ func (c Credentials) env(keys ...string) []string {
 	return out
 }
 
+// Key is an environment variable an adapter passes from Credentials into
+// the kennel. Each adapter declares its keys (Adapter.Keys); Fetch's
+// configuration reads exactly these from its environment and redacts the
+// values of the secret ones everywhere.
+type Key struct {
+	Name string
+	// Secret marks a value that grants access: an API key, a token, a
+	// configuration that may hold one. Settings (base URLs, model names,
+	// cloud projects) are not secret.
+	Secret bool
+}
+
+// keyNames returns the names of keys, in order.
+func keyNames(keys []Key) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.Name
+	}
+	return out
+}
+
 // Invocation is how to start a CLI for a task: the argv (never passed
 // through a shell) and the environment added for this run.
 type Invocation struct {
@@ -93,6 +114,9 @@ type Adapter interface {
 	Name() Name
 	// Version is the CLI version the argv and the parser target.
 	Version() string
+	// Keys are the credential variables Invocation may pass into the
+	// kennel; it passes no other.
+	Keys() []Key
 	// Invocation builds the argv and environment for task. creds is the
 	// whole configured map; the adapter selects its own keys from it.
 	Invocation(task Task, creds Credentials) (Invocation, error)

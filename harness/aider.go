@@ -58,6 +58,10 @@ func (AiderAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 	return Invocation{Argv: argv, Env: buildEnv(nil, creds, providerEnv[providerOf(model)]...)}, nil
 }
 
+// Keys implements Adapter: every provider's keys (a run gets its model's
+// provider's only).
+func (AiderAdapter) Keys() []Key { return providerKeys() }
+
 // NewParser implements Adapter.
 func (AiderAdapter) NewParser(task Task) Parser { return &aiderParser{session: aiderSession(task)} }
 

@@ -50,8 +50,13 @@ func (ClaudeAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 		"IS_SANDBOX=1",
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	}, creds, envAnthropicAPIKey, envClaudeOAuthToken, envAnthropicAuthToken, envAnthropicBaseURL)
+	}, creds, keyNames(ClaudeAdapter{}.Keys())...)
 	return Invocation{Argv: argv, Env: env}, nil
+}
+
+// Keys implements Adapter.
+func (ClaudeAdapter) Keys() []Key {
+	return []Key{{envAnthropicAPIKey, true}, {envClaudeOAuthToken, true}, {envAnthropicAuthToken, true}, {envAnthropicBaseURL, false}}
 }
 
 // NewParser implements Adapter.

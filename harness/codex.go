@@ -46,8 +46,13 @@ func (CodexAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 		argv = append(argv, task.ResumeID)
 	}
 	argv = append(argv, Prompt(task))
-	env := buildEnv(nil, creds, envOpenAIAPIKey, envCodexAPIKey, envOpenAIBaseURL)
+	env := buildEnv(nil, creds, keyNames(CodexAdapter{}.Keys())...)
 	return Invocation{Argv: argv, Env: env}, nil
+}
+
+// Keys implements Adapter.
+func (CodexAdapter) Keys() []Key {
+	return []Key{{envOpenAIAPIKey, true}, {envCodexAPIKey, true}, {envOpenAIBaseURL, false}}
 }
 
 // NewParser implements Adapter.

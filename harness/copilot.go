@@ -50,11 +50,17 @@ func (CopilotAdapter) Invocation(task Task, creds Credentials) (Invocation, erro
 	}
 	// --prompt=… keeps a prompt that starts with '-' from being read as a flag.
 	argv = append(argv, "--prompt="+Prompt(task))
-	env := buildEnv([]string{"COPILOT_AUTO_UPDATE=false"}, creds,
-		envCopilotGitHubToken, envGHToken,
-		envCopilotProviderURL, envCopilotProviderType, envCopilotProviderKey, envCopilotProviderToken,
-		envCopilotProviderWire, envCopilotModel, envCopilotOffline)
+	env := buildEnv([]string{"COPILOT_AUTO_UPDATE=false"}, creds, keyNames(CopilotAdapter{}.Keys())...)
 	return Invocation{Argv: argv, Env: env}, nil
+}
+
+// Keys implements Adapter.
+func (CopilotAdapter) Keys() []Key {
+	return []Key{
+		{envCopilotGitHubToken, true}, {envGHToken, true},
+		{envCopilotProviderURL, false}, {envCopilotProviderType, false}, {envCopilotProviderKey, true}, {envCopilotProviderToken, true},
+		{envCopilotProviderWire, false}, {envCopilotModel, false}, {envCopilotOffline, false},
+	}
 }
 
 // NewParser implements Adapter.

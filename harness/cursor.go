@@ -40,8 +40,11 @@ func (CursorAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 		argv = append(argv, "--resume", task.ResumeID)
 	}
 	argv = append(argv, "--", Prompt(task))
-	return Invocation{Argv: argv, Env: buildEnv(nil, creds, envCursorAPIKey)}, nil
+	return Invocation{Argv: argv, Env: buildEnv(nil, creds, keyNames(CursorAdapter{}.Keys())...)}, nil
 }
+
+// Keys implements Adapter.
+func (CursorAdapter) Keys() []Key { return []Key{{envCursorAPIKey, true}} }
 
 // NewParser implements Adapter.
 func (CursorAdapter) NewParser(Task) Parser { return &cursorParser{} }

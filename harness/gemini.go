@@ -50,8 +50,13 @@ func (GeminiAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 	env := buildEnv([]string{
 		"GEMINI_CLI_TRUST_WORKSPACE=true",
 		"GEMINI_CLI_NO_RELAUNCH=true",
-	}, creds, envGeminiAPIKey, envGoogleAPIKey, envGoogleGeminiBase, envGoogleUseVertex, envGoogleCloudProject, envGoogleCloudRegion)
+	}, creds, keyNames(GeminiAdapter{}.Keys())...)
 	return Invocation{Argv: argv, Env: env}, nil
+}
+
+// Keys implements Adapter.
+func (GeminiAdapter) Keys() []Key {
+	return []Key{{envGeminiAPIKey, true}, {envGoogleAPIKey, true}, {envGoogleGeminiBase, false}, {envGoogleUseVertex, false}, {envGoogleCloudProject, false}, {envGoogleCloudRegion, false}}
 }
 
 // NewParser implements Adapter.

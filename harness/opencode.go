@@ -49,6 +49,12 @@ func (OpenCodeAdapter) Invocation(task Task, creds Credentials) (Invocation, err
 	return Invocation{Argv: argv, Env: env}, nil
 }
 
+// Keys implements Adapter: its configuration and every provider's keys
+// (a run gets its model's provider's only).
+func (OpenCodeAdapter) Keys() []Key {
+	return append([]Key{{envOpenCodeConfigContent, true}}, providerKeys()...)
+}
+
 // NewParser implements Adapter.
 func (OpenCodeAdapter) NewParser(Task) Parser { return &openCodeParser{} }
 

@@ -1,6 +1,10 @@
 package harness
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // Provider API key variables, for the CLIs that talk to any provider
 // (OpenCode, Aider). Such a CLI gets the key of its model's provider only.
@@ -25,6 +29,20 @@ var providerEnv = map[string][]string{
 	"groq":      {envGroqAPIKey},
 	"mistral":   {envMistralAPIKey},
 	"xai":       {envXAIAPIKey},
+}
+
+// providerKeys are the variables of every provider, in a fixed order:
+// its base URLs are settings, the rest API keys.
+func providerKeys() []Key {
+	var out []Key
+	for _, p := range slices.Sorted(maps.Keys(providerEnv)) {
+		for _, n := range providerEnv[p] {
+			if !slices.ContainsFunc(out, func(k Key) bool { return k.Name == n }) {
+				out = append(out, Key{Name: n, Secret: !strings.HasSuffix(n, "_BASE_URL")})
+			}
+		}
+	}
+	return out
 }
 
 // modelAliases maps Aider's short model names to their provider.

@@ -45,8 +45,13 @@ func (QwenAdapter) Invocation(task Task, creds Credentials) (Invocation, error) 
 		argv = append(argv, "--resume", task.ResumeID)
 	}
 	argv = append(argv, "--prompt="+Prompt(task))
-	env := buildEnv(nil, creds, envOpenAIAPIKey, envOpenAIBaseURL, envOpenAIModel, envDashScopeKey)
+	env := buildEnv(nil, creds, keyNames(QwenAdapter{}.Keys())...)
 	return Invocation{Argv: argv, Env: env}, nil
+}
+
+// Keys implements Adapter.
+func (QwenAdapter) Keys() []Key {
+	return []Key{{envOpenAIAPIKey, true}, {envOpenAIBaseURL, false}, {envOpenAIModel, false}, {envDashScopeKey, true}}
 }
 
 // NewParser implements Adapter.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,17 +46,38 @@ const (
 )
 
 // secretEnv names the variables whose values are redacted from
-// everything sent to Discord and logged, besides the Discord token and the
-// OpenRouter key: every credential the coding CLIs may get (derived from
-// credentialVars, so the two lists cannot drift apart) and GITHUB_TOKEN,
-// which no CLI gets but may well be in Fetch's environment.
+// everything Fetch sends, logs and stores, besides the Discord token and
+// the OpenRouter key: every secret credential a coding CLI may get, as the
+// adapters declare them (harness.Adapter.Keys), and GITHUB_TOKEN, which no
+// CLI gets but may well be in Fetch's environment.
 func secretEnv() []string {
 	out := []string{"GITHUB_TOKEN"}
-	for _, k := range credentialVars() {
-		if strings.HasSuffix(k, "_KEY") || strings.HasSuffix(k, "_TOKEN") || k == "OPENCODE_CONFIG_CONTENT" {
-			out = append(out, k)
+	for _, k := range harnessKeys() {
+		if k.Secret {
+			out = append(out, k.Name)
 		}
 	}
+	return out
+}
+
+// harnessKeys are the credential variables of every adapter, each once,
+// sorted by name.
+func harnessKeys() []harness.Key {
+	reg := harness.NewRegistry()
+	seen := map[string]harness.Key{}
+	for _, n := range reg.Names() {
+		a, _ := reg.Get(n)
+		for _, k := range a.Keys() {
+			if prev, ok := seen[k.Name]; !ok || k.Secret && !prev.Secret {
+				seen[k.Name] = k
+			}
+		}
+	}
+	out := make([]harness.Key, 0, len(seen))
+	for _, k := range seen {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -138,19 +160,14 @@ type Config struct {
 }
 
 // credentialVars name the variables that carry coding CLIs' credentials
-// and provider settings. OPENROUTER_API_KEY is not one of them: it is
-// Fetch's own and never enters the kennel.
+// and provider settings: those the adapters declare. OPENROUTER_API_KEY is
+// not one of them: it is Fetch's own and never enters the kennel.
 func credentialVars() []string {
-	return []string{
-		"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
-		"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "CODEX_API_KEY",
-		"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_GEMINI_BASE_URL",
-		"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI",
-		"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "COPILOT_MODEL", "COPILOT_OFFLINE", "COPILOT_PROVIDER_API_KEY",
-		"COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_BEARER_TOKEN", "COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_WIRE_API",
-		"CURSOR_API_KEY", "DASHSCOPE_API_KEY", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "XAI_API_KEY",
-		"OPENCODE_CONFIG_CONTENT",
+	var out []string
+	for _, k := range harnessKeys() {
+		out = append(out, k.Name)
 	}
+	return out
 }
 
 // ConfigError lists every problem found in the configuration.

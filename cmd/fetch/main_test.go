@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"go.uber.org/goleak"
 )
@@ -380,6 +382,39 @@ func TestEveryCredentialIsASecret(t *testing.T) {
 	for _, k := range []string{"DASHSCOPE_API_KEY", "XAI_API_KEY", "GITHUB_TOKEN", "ANTHROPIC_API_KEY"} {
 		if !secrets[k] {
 			t.Errorf("%s is not redacted", k)
+		}
+	}
+}
+
+// TestEveryAdapterKeyIsRedacted: for each adapter, each secret key it
+// declares is read from the environment into its credentials and its value
+// is masked by the redactor built from the configuration; no second list
+// of keys stands between the adapters and the redactor.
+func TestEveryAdapterKeyIsRedacted(t *testing.T) {
+	reg := harness.NewRegistry()
+	for _, n := range reg.Names() {
+		a, _ := reg.Get(n)
+		for _, k := range a.Keys() {
+			if !k.Secret {
+				continue
+			}
+			t.Run(string(n)+"/"+k.Name, func(t *testing.T) {
+				value := "v4lue-of-" + strings.ToLower(k.Name) + "-Zq81"
+				cfg, err := loadConfig(envOf(map[string]string{"HOME": t.TempDir(), k.Name: value}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cfg.Credentials[k.Name] != value {
+					t.Errorf("%s is not among the credentials", k.Name)
+				}
+				red, err := redact.New(cfg.Secrets...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out := red.String("the CLI printed " + value); strings.Contains(out, value) {
+					t.Errorf("%s is not redacted: %q", k.Name, out)
+				}
+			})
 		}
 	}
 }

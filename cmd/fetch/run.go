@@ -151,19 +151,20 @@ func openBase(ctx context.Context, cfg Config, stderr io.Writer, fallback slog.L
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	db, err := openStore(ctx, cfg)
+	db, err := openStore(ctx, cfg, red)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return log, red, db, nil
 }
 
-// openStore creates the data directory and opens the database in it.
-func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
+// openStore creates the data directory and opens the database in it;
+// every text written to it is redacted first.
+func openStore(ctx context.Context, cfg Config, red *redact.Redactor) (*store.DB, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	return store.Open(ctx, filepath.Join(cfg.DataDir, "fetch.db"))
+	return store.Open(ctx, filepath.Join(cfg.DataDir, "fetch.db"), store.WithScrub(red.String))
 }
 
 // newLogger is every command's logger: text to w at the configured level
@@ -233,6 +234,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Scheduler: pro.sched,
 		Watcher:   pro.watch,
 		Location:  cfg.Location,
+		Scrub:     db.Scrub,
 	}
 	b.wire(&c)
 	mgr := conversation.New(c)

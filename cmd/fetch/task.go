@@ -19,6 +19,7 @@ import (
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/progress"
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -103,17 +104,18 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("%w: %s takes %d argument(s), got %d\n\n%s", errUsage, sub, n, len(pos), taskUsage)
 	}
 
-	log, _, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
+	log, red, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	clean := inert(red)
 	// run --wait, the one command that stays to the end of something the
 	// user started, also follows the runs that killed processes left.
 	adopt := sub == "run" && *wait
 	var obs task.Observer
 	if adopt || sub == "follow" || sub == "answer" {
-		obs = &printer{w: stdout}
+		obs = &printer{w: stdout, clean: clean}
 	}
 	engine, release, err := newEngine(cfg, db, log, obs, adopt)
 	if err != nil {
@@ -143,7 +145,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			return nil
 		}
 		fmt.Fprintf(stdout, "Task %s %s on %s (%s), branch %s\n", t.ID, t.State, t.Workspace, t.Harness, t.Branch)
-		return waitTask(ctx, engine, t.ID, stdout)
+		return waitTask(ctx, engine, t.ID, stdout, clean)
 	case "follow":
 		// The worker behind fetch task run without --wait.
 		t, err := engine.Start(ctx, pos[0])
@@ -154,7 +156,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			log.Info("task stays queued", "task", t.ID)
 			return nil
 		}
-		return waitTask(ctx, engine, t.ID, stdout)
+		return waitTask(ctx, engine, t.ID, stdout, clean)
 	case "ls":
 		f := task.Filter{Workspace: *ws, Limit: 20}
 		if *all {
@@ -164,7 +166,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
-		printList(stdout, ts, time.Now())
+		printList(stdout, ts, time.Now(), clean)
 	case "show":
 		t, err := engine.Get(ctx, pos[0])
 		if err != nil {
@@ -173,13 +175,13 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *asJSON {
 			return writeJSON(stdout, t)
 		}
-		printTask(stdout, t)
+		printTask(stdout, t, clean)
 	case "log":
 		if *asJSON {
 			return engine.Export(ctx, pos[0], stdout)
 		}
 		return engine.Log(ctx, pos[0], func(le task.LogEntry) error {
-			fmt.Fprintln(stdout, logLine(le))
+			fmt.Fprintln(stdout, logLine(le, clean))
 			return nil
 		})
 	case "cancel":
@@ -211,7 +213,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			}
 		}
 		fmt.Fprintf(stdout, "Task %s resumed with your answer.\n", t.ID)
-		return waitTask(ctx, engine, t.ID, stdout)
+		return waitTask(ctx, engine, t.ID, stdout, clean)
 	}
 	return nil
 }
@@ -237,12 +239,13 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // waitTask follows a task this process runs until it ends or asks, and
 // turns its state into the exit code.
-func waitTask(ctx context.Context, engine *task.Engine, id string, stdout io.Writer) error {
+func waitTask(ctx context.Context, engine *task.Engine, id string, stdout io.Writer, clean func(string) string) error {
 	t, err := engine.Wait(ctx, id)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, strings.TrimSpace(progress.Result(t).Text))
+	t = cleanTask(t, clean)
+	fmt.Fprintln(stdout, strings.TrimSpace(clean(progress.Result(t).Text)))
 	if t.State == task.WaitingInput {
 		fmt.Fprintf(stdout, "\n❓ %s\nAnswer with: fetch task answer %s \"…\"\n", t.Question, t.ID)
 	}
@@ -287,8 +290,25 @@ func spawnWorker(cfg Config, getenv func(string) string, id string) error {
 	return cmd.Process.Release()
 }
 
+// inert is how fetch task prints text from the world (goals, CLI output,
+// errors): control sequences stripped, then secrets redacted, before any
+// of it is cut to fit.
+func inert(red *redact.Redactor) func(string) string {
+	return func(s string) string { return red.String(redact.StripControl(s)) }
+}
+
+// cleanTask is t with its free text made inert.
+func cleanTask(t task.Task, clean func(string) string) task.Task {
+	t.Goal, t.Summary, t.Error = clean(t.Goal), clean(t.Summary), clean(t.Error)
+	t.StderrTail, t.Question, t.Patch = clean(t.StderrTail), clean(t.Question), clean(t.Patch)
+	return t
+}
+
 // printer writes a followed task's steps to the terminal.
-type printer struct{ w io.Writer }
+type printer struct {
+	w     io.Writer
+	clean func(string) string
+}
 
 func (p *printer) TaskUpdate(_ context.Context, u task.Update) {
 	switch u.Kind {
@@ -300,7 +320,7 @@ func (p *printer) TaskUpdate(_ context.Context, u task.Update) {
 		fmt.Fprintf(p.w, "Task %s is still running after a restart; following it again\n", u.Task.ID)
 	case task.Progress:
 		if u.Event != nil {
-			if s := progress.Step(*u.Event); s != "" {
+			if s := progress.Step(*u.Event, p.clean); s != "" {
 				fmt.Fprintln(p.w, "  "+s)
 			}
 		}
@@ -308,7 +328,7 @@ func (p *printer) TaskUpdate(_ context.Context, u task.Update) {
 	}
 }
 
-func printList(w io.Writer, ts []task.Task, now time.Time) {
+func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) string) {
 	if len(ts) == 0 {
 		fmt.Fprintln(w, "No tasks.")
 		return
@@ -316,12 +336,13 @@ func printList(w io.Writer, ts []task.Task, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tWORKSPACE\tHARNESS\tCREATED\tGOAL")
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\n", t.ID, t.State, t.Workspace, t.Harness, now.Sub(t.CreatedAt).Round(time.Second), oneLineClip(t.Goal, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\n", t.ID, t.State, t.Workspace, t.Harness, now.Sub(t.CreatedAt).Round(time.Second), oneLineClip(clean(t.Goal), 60))
 	}
 	tw.Flush()
 }
 
-func printTask(w io.Writer, t task.Task) {
+func printTask(w io.Writer, t task.Task, clean func(string) string) {
+	t = cleanTask(t, clean)
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -353,13 +374,13 @@ func printTask(w io.Writer, t task.Task) {
 	if len(t.Files) > 0 {
 		fmt.Fprintf(w, "Files (+%d −%d):\n", t.Added(), t.Removed())
 		for _, f := range t.Files {
-			fmt.Fprintf(w, "  %s +%d −%d\n", f.Path, f.Added, f.Removed)
+			fmt.Fprintf(w, "  %s +%d −%d\n", clean(f.Path), f.Added, f.Removed)
 		}
 	}
 	if len(t.Commits) > 0 {
 		fmt.Fprintln(w, "Commits:")
 		for _, c := range t.Commits {
-			fmt.Fprintf(w, "  %.12s %s\n", c.Hash, c.Subject)
+			fmt.Fprintf(w, "  %.12s %s\n", c.Hash, clean(c.Subject))
 		}
 	}
 	if t.State == task.Failed && t.StderrTail != "" {
@@ -367,8 +388,8 @@ func printTask(w io.Writer, t task.Task) {
 	}
 }
 
-func logLine(le task.LogEntry) string {
-	return fmt.Sprintf("%s %-12s %s", le.At.Local().Format("15:04:05.000"), le.Kind, oneLineClip(string(le.Data), 200))
+func logLine(le task.LogEntry, clean func(string) string) string {
+	return fmt.Sprintf("%s %-12s %s", le.At.Local().Format("15:04:05.000"), clean(le.Kind), oneLineClip(clean(string(le.Data)), 200))
 }
 
 func oneLineClip(s string, n int) string {

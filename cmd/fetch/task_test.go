@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/testkit"
@@ -189,7 +190,11 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := openStore(t.Context(), cfg)
+	red, err := redact.New(cfg.Secrets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := openStore(t.Context(), cfg, red)
 	if err != nil {
 		t.Fatal(err)
 	}

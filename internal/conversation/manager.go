@@ -85,6 +85,9 @@ type Config struct {
 	// EditEvery is the least time between two edits of a task's status
 	// message for its steps (progress.DefaultEditEvery when 0).
 	EditEvery time.Duration
+	// Scrub removes secrets from task text before progress messages cut
+	// it to size (nil: none).
+	Scrub func(string) string
 	// Memory keeps task results in the agent's history; nil when no agent.
 	Memory Memory
 	// Resolver is told of answered prompts; nil when nothing asks.

@@ -10,28 +10,37 @@ import (
 )
 
 // Step describes a harness event as one short line, or "" for events not
-// worth a line (usage, session, raw output).
-func Step(ev harness.Event) string {
+// worth a line (usage, session, raw output). scrub (nil: none) removes
+// secrets from the event's text before it is cut to a line: a cut secret
+// is no longer recognised, and its first characters would be shown.
+func Step(ev harness.Event, scrub func(string) string) string {
+	if scrub == nil {
+		scrub = func(s string) string { return s }
+	}
+	return scrub(step(ev, scrub))
+}
+
+func step(ev harness.Event, scrub func(string) string) string {
 	switch ev.Kind {
 	case harness.KindToolUse:
 		if p := inputPath(ev.Input); p != "" {
-			return "🔧 " + ev.Tool + " " + filepath.Base(p)
+			return "🔧 " + ev.Tool + " " + filepath.Base(scrub(p))
 		}
 		return "🔧 " + ev.Tool
 	case harness.KindCommand:
 		if ev.ExitCode != nil {
 			return ""
 		}
-		return "$ " + clip(oneLine(ev.Command), 80)
+		return "$ " + clip(oneLine(scrub(ev.Command)), 80)
 	case harness.KindFileChanged:
 		if ev.Git {
 			return ""
 		}
 		return "✏️ " + string(orChange(ev.Change)) + " " + filepath.Base(ev.Path)
 	case harness.KindText:
-		return "💬 " + clip(oneLine(ev.Text), 100)
+		return "💬 " + clip(oneLine(scrub(ev.Text)), 100)
 	case harness.KindError:
-		return "⚠️ " + clip(oneLine(ev.Text), 100)
+		return "⚠️ " + clip(oneLine(scrub(ev.Text)), 100)
 	case harness.KindQuestion, harness.KindResult, harness.KindUsage, harness.KindSession, harness.KindRaw:
 		return ""
 	}

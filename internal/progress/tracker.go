@@ -35,6 +35,7 @@ const StopCommand = "/stop"
 // conversation's goroutine: not safe for concurrent use, no I/O.
 type Tracker struct {
 	every  time.Duration
+	scrub  func(string) string
 	status map[string]*status // by task id, while it runs
 }
 
@@ -47,12 +48,25 @@ type status struct {
 }
 
 // NewTracker returns a Tracker that edits a status message for tool steps
-// at most once per every (DefaultEditEvery when 0).
-func NewTracker(every time.Duration) *Tracker {
+// at most once per every (DefaultEditEvery when 0). scrub (nil: none)
+// removes secrets from a task's text before any of it is cut to fit a
+// message.
+func NewTracker(every time.Duration, scrub func(string) string) *Tracker {
 	if every <= 0 {
 		every = DefaultEditEvery
 	}
-	return &Tracker{every: every, status: map[string]*status{}}
+	if scrub == nil {
+		scrub = func(s string) string { return s }
+	}
+	return &Tracker{every: every, scrub: scrub, status: map[string]*status{}}
+}
+
+// scrubbed is t with its free text scrubbed (the engine stores and
+// publishes it scrubbed already; this keeps the tracker right on its own).
+func (tr *Tracker) scrubbed(t task.Task) task.Task {
+	t.Goal, t.Summary, t.Error = tr.scrub(t.Goal), tr.scrub(t.Summary), tr.scrub(t.Error)
+	t.StderrTail, t.Question, t.Patch = tr.scrub(t.StderrTail), tr.scrub(t.Question), tr.scrub(t.Patch)
+	return t
 }
 
 // Key is the edit key of a task's status message.
@@ -78,7 +92,7 @@ func (tr *Tracker) Reattached(t task.Task) []chat.Reply {
 // edited message at most once per the tracker's interval; steps in between
 // are counted and shown at the next edit.
 func (tr *Tracker) Step(t task.Task, ev harness.Event, now time.Time) (chat.Reply, bool) {
-	line := Step(ev)
+	line := Step(ev, tr.scrub)
 	if line == "" {
 		return chat.Reply{}, false
 	}
@@ -109,6 +123,7 @@ func (tr *Tracker) Waiting(t task.Task) chat.Reply {
 // and the result as a new message (so that the owner is notified).
 func (tr *Tracker) Ended(t task.Task) []chat.Reply {
 	delete(tr.status, t.ID)
+	t = tr.scrubbed(t)
 	final := chat.Reply{Text: clip(fmt.Sprintf("%s Task %s on %s (%s) — %s\nGoal: %s", endEmoji(t.State), t.ID, t.Workspace, t.Harness, t.State, clip(oneLine(t.Goal), 200)), maxText), Key: Key(t.ID)}
 	return []chat.Reply{final, Result(t)}
 }
@@ -130,6 +145,7 @@ func endEmoji(s task.State) string {
 
 // statusReply is the task's status message with its Stop button.
 func (tr *Tracker) statusReply(t task.Task, what string) chat.Reply {
+	t = tr.scrubbed(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s Task %s on %s (%s) — %s\nGoal: %s", modes.Working.Emoji(), t.ID, t.Workspace, t.Harness, what, clip(oneLine(t.Goal), 200))
 	if st := tr.status[t.ID]; st != nil && st.steps > 0 {

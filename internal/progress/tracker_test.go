@@ -11,7 +11,7 @@ import (
 )
 
 func TestTrackerCoalescesStepsAndEndsWithANewMessage(t *testing.T) {
-	tr := progress.NewTracker(3 * time.Second)
+	tr := progress.NewTracker(3*time.Second, nil)
 	tk := task.Task{ID: "t1", Workspace: "api", Harness: "claude", Goal: "add a health endpoint", State: task.Running}
 	start := tr.Started(tk)
 	if start.Key != progress.Key("t1") || len(start.Actions) != 1 || start.Actions[0].Send != progress.StopCommand {
@@ -49,7 +49,7 @@ func TestTrackerCoalescesStepsAndEndsWithANewMessage(t *testing.T) {
 }
 
 func TestReattachedIsANewMessage(t *testing.T) {
-	tr := progress.NewTracker(0)
+	tr := progress.NewTracker(0, nil)
 	rs := tr.Reattached(task.Task{ID: "t2", Workspace: "web"})
 	if len(rs) != 2 || rs[0].Key != "" || !strings.Contains(rs[0].Text, "still running after a restart") || rs[1].Key != progress.Key("t2") {
 		t.Fatalf("replies = %+v", rs)

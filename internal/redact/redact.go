@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
@@ -83,18 +84,35 @@ type Redactor struct {
 	// lower-cased on its way (a command name, a URL host) still gives it
 	// away.
 	secrets *regexp.Regexp
-	rules   []rule
-	global  []allowlist
+	// raw are the configured secrets that are not UTF-8, replaced byte
+	// for byte as well: the regexp reads such bytes differently where the
+	// text around them completes a character.
+	raw []string
+	// settle is set when a configured secret could appear again out of
+	// a mask and the text around it (a secret holding '[' or ']', or not
+	// UTF-8): String then replaces until none is left.
+	settle bool
+	rules  []rule
+	global []allowlist
 }
 
-// New builds a Redactor for the configured secrets (empty and very short
-// values are ignored) and the embedded rules.
+// New builds a Redactor for the configured secrets and the embedded
+// rules. Empty and very short values are ignored, and so is a value that
+// is part of Mask itself ("REDACTED"), which no mask can hide.
 func New(secrets ...string) (*Redactor, error) {
 	r := &Redactor{}
 	var quoted []string
 	for _, s := range secrets {
-		if len(strings.TrimSpace(s)) >= minSecretLen {
-			quoted = append(quoted, regexp.QuoteMeta(s))
+		if len(strings.TrimSpace(s)) < minSecretLen || strings.Contains(strings.ToLower(Mask), strings.ToLower(s)) {
+			continue
+		}
+		quoted = append(quoted, quoteSecret(s))
+		if !utf8.ValidString(s) {
+			r.raw = append(r.raw, s)
+			r.settle = true
+		}
+		if strings.ContainsAny(s, "[]") {
+			r.settle = true
 		}
 	}
 	if len(quoted) > 0 {
@@ -104,6 +122,24 @@ func New(secrets ...string) (*Redactor, error) {
 		r.secrets = regexp.MustCompile("(?i)" + strings.Join(quoted, "|"))
 	}
 
+	rs, err := builtin()
+	if err != nil {
+		return nil, err
+	}
+	r.rules, r.global = rs.rules, rs.global
+	return r, nil
+}
+
+// ruleSet is the compiled embedded rules: read-only once built, shared
+// by every Redactor.
+type ruleSet struct {
+	rules  []rule
+	global []allowlist
+}
+
+// builtin compiles the embedded rules once per process: it is the
+// expensive part of New.
+var builtin = sync.OnceValues(func() (*ruleSet, error) {
 	gl, err := ruleFiles.ReadFile("rules/gitleaks.toml")
 	if err != nil {
 		return nil, fmt.Errorf("redact: %w", err)
@@ -111,15 +147,16 @@ func New(secrets ...string) (*Redactor, error) {
 	if sum := sha256.Sum256(gl); hex.EncodeToString(sum[:]) != gitleaksSHA256 {
 		return nil, fmt.Errorf("redact: rules/gitleaks.toml differs from gitleaks %s; refresh it with scripts/update-gitleaks-rules.sh", GitleaksVersion)
 	}
+	rs := &ruleSet{}
 	for _, name := range []string{"rules/gitleaks.toml", "rules/fetch.toml"} {
-		if err := r.load(name); err != nil {
+		if err := rs.load(name); err != nil {
 			return nil, fmt.Errorf("redact: %s: %w", name, err)
 		}
 	}
-	return r, nil
-}
+	return rs, nil
+})
 
-func (r *Redactor) load(name string) error {
+func (r *ruleSet) load(name string) error {
 	data, err := ruleFiles.ReadFile(name)
 	if err != nil {
 		return err
@@ -232,7 +269,7 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	if r.secrets != nil {
-		s = r.secrets.ReplaceAllLiteralString(s, Mask)
+		s = r.configured(s)
 	}
 	lower := strings.ToLower(s)
 	var spans [][2]int
@@ -243,6 +280,66 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	return mask(s, spans)
+}
+
+// maxSettle bounds the passes that mask configured secrets appearing
+// again; past it they are cut out without a mask.
+const maxSettle = 4
+
+// configured replaces the configured secrets in s.
+func (r *Redactor) configured(s string) string {
+	s = r.replaceConfigured(s, Mask)
+	if !r.settle {
+		return s
+	}
+	for i := 0; i < maxSettle && r.holdsConfigured(s); i++ {
+		s = r.replaceConfigured(s, Mask)
+	}
+	// Every pass of this loop makes s shorter.
+	for r.holdsConfigured(s) {
+		s = r.replaceConfigured(s, "")
+	}
+	return s
+}
+
+func (r *Redactor) replaceConfigured(s, with string) string {
+	s = r.secrets.ReplaceAllLiteralString(s, with)
+	for _, raw := range r.raw {
+		s = strings.ReplaceAll(s, raw, with)
+	}
+	return s
+}
+
+func (r *Redactor) holdsConfigured(s string) bool {
+	if r.secrets.MatchString(s) {
+		return true
+	}
+	for _, raw := range r.raw {
+		if strings.Contains(s, raw) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteSecret is a regular expression matching s literally. A byte that
+// is not UTF-8 becomes U+FFFD, which is how the regexp package reads such
+// a byte in the text.
+func quoteSecret(s string) string {
+	if utf8.ValidString(s) {
+		return regexp.QuoteMeta(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString(`\x{FFFD}`)
+		} else {
+			b.WriteString(regexp.QuoteMeta(s[i : i+n]))
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Bytes redacts b when it is text; other data is returned unchanged.

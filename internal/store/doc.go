@@ -15,4 +15,8 @@
 // another in Go (writer.go) instead of meeting in SQLite, whose busy
 // handler sleeps a millisecond or more; only writers of other processes are
 // waited out by SQLite's busy timeout.
+//
+// No secret is stored: every text value any package writes passes through
+// the scrubber given to Open (WithScrub), JSON values string by string
+// (scrub.go).
 package store

@@ -40,6 +40,9 @@ type DB struct {
 	path string
 	// Now is the clock used for every timestamp written. Tests replace it.
 	Now func() time.Time
+	// scrub cleans every text value written (WithScrub); nil keeps text
+	// as it is.
+	scrub func(string) string
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -54,6 +57,7 @@ type connector struct {
 	dsn    string
 	driver *sqlite3.SQLiteDriver
 	lock   *writeLock
+	scrub  func(string) string
 }
 
 func (c connector) Connect(context.Context) (driver.Conn, error) {
@@ -61,16 +65,17 @@ func (c connector) Connect(context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{SQLiteConn: dc.(*sqlite3.SQLiteConn), lock: c.lock}, nil
+	return &conn{SQLiteConn: dc.(*sqlite3.SQLiteConn), lock: c.lock, scrub: c.scrub}, nil
 }
 
 func (c connector) Driver() driver.Driver { return c.driver }
 
 // Open opens (creating if needed) the database at path, applies pending
-// migrations and starts the checkpointer, which Close stops. A corrupt, locked or read-only database is reported as an
-// error that names the path.
-func Open(ctx context.Context, path string) (*DB, error) {
-	return open(ctx, path, waits{busy: busyTimeout, writer: busyTimeout})
+// migrations and starts the checkpointer, which Close stops. A corrupt,
+// locked or read-only database is reported as an error that names the
+// path.
+func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
+	return open(ctx, path, waits{busy: busyTimeout, writer: busyTimeout}, opts...)
 }
 
 // waits are how long a writer waits: for another process's writer
@@ -79,7 +84,11 @@ type waits struct {
 	busy, writer time.Duration
 }
 
-func open(ctx context.Context, path string, w waits) (*DB, error) {
+func open(ctx context.Context, path string, w waits, opts ...Option) (*DB, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", fmt.Sprint(w.busy.Milliseconds()))
@@ -92,9 +101,10 @@ func open(ctx context.Context, path string, w waits) (*DB, error) {
 			_, err := c.Exec("PRAGMA wal_autocheckpoint = 0", nil)
 			return err
 		}},
-		lock: newWriteLock(w.writer),
+		lock:  newWriteLock(w.writer),
+		scrub: o.scrub,
 	})
-	db := &DB{db: sqldb, path: path, Now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
+	db := &DB{db: sqldb, path: path, Now: time.Now, scrub: o.scrub, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := db.check(ctx); err != nil {
 		sqldb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

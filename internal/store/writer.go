@@ -84,6 +84,8 @@ func (l *writeLock) release() { <-l.token }
 type conn struct {
 	*sqlite3.SQLiteConn
 	lock *writeLock
+	// scrub cleans the text arguments of statements that write (scrub.go).
+	scrub func(string) string
 	// held is set while the connection's transaction holds the lock.
 	held bool
 }
@@ -125,6 +127,9 @@ func (c *conn) end() {
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if !reads(query) {
+		args = scrubArgs(c.scrub, args)
+	}
 	if c.inTx() || reads(query) {
 		return c.SQLiteConn.ExecContext(ctx, query, args)
 	}
@@ -141,6 +146,9 @@ func (c *conn) Exec(query string, args []driver.Value) (driver.Result, error) {
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if !reads(query) {
+		args = scrubArgs(c.scrub, args)
+	}
 	if c.inTx() || reads(query) {
 		return c.SQLiteConn.QueryContext(ctx, query, args)
 	}
@@ -210,7 +218,16 @@ var (
 
 func (s *stmt) writes() bool { return !s.c.inTx() && !s.SQLiteStmt.Readonly() }
 
+// scrubbed returns args scrubbed when the statement writes.
+func (s *stmt) scrubbed(args []driver.NamedValue) []driver.NamedValue {
+	if s.SQLiteStmt.Readonly() {
+		return args
+	}
+	return scrubArgs(s.c.scrub, args)
+}
+
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	args = s.scrubbed(args)
 	if !s.writes() {
 		return s.SQLiteStmt.ExecContext(ctx, args)
 	}
@@ -222,6 +239,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	args = s.scrubbed(args)
 	if !s.writes() {
 		return s.SQLiteStmt.QueryContext(ctx, args)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/workspace"
 )
@@ -244,6 +245,10 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	if _, err := e.cfg.Harnesses.Get(name); err != nil {
 		return Task{}, fmt.Errorf("task: create: unknown harness %q (have %v): %w", req.Harness, e.cfg.Harnesses.Names(), ErrInvalid)
 	}
+	// The goal is stored, shown and handed to the CLI inert and
+	// redacted: Fetch's own secrets never enter the kennel, nor does a
+	// credential the owner typed.
+	req.Goal = e.store.Scrub(redact.StripControl(req.Goal))
 	if err := ValidateGoal(req.Goal); err != nil {
 		return Task{}, fmt.Errorf("task: create: %w", err)
 	}
@@ -462,6 +467,8 @@ func (e *Engine) stopElsewhere(ctx context.Context, id string) error {
 // Respond answers the question a waiting task asked and resumes the
 // harness's session with the answer.
 func (e *Engine) Respond(ctx context.Context, id, answer string) error {
+	// Like a goal, the answer reaches the CLI inert and redacted.
+	answer = e.store.Scrub(redact.StripControl(answer))
 	if err := ValidateGoal(answer); err != nil {
 		return fmt.Errorf("task: respond: answer: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 )
 
@@ -190,7 +191,7 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 	if out.SessionID != "" {
 		t.SessionID = out.SessionID
 	}
-	t.ExitCode, t.StderrTail = out.ExitCode, out.StderrTail
+	t.ExitCode, t.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
 	t.CostUSD += out.Usage.CostUSD
 	t.Answer = ""
 	switch {
@@ -210,10 +211,10 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 		// this process did not see, or a stop in the kennel.
 		return e.finish(ctx, t, Cancelled, "stopped")
 	case out.Success && out.Question != "":
-		t.Question = out.Question
+		t.Question = e.store.Scrub(out.Question)
 		return e.finish(ctx, t, WaitingInput, "")
 	case out.Success:
-		t.Summary = out.Summary
+		t.Summary = e.store.Scrub(out.Summary)
 		return e.finish(ctx, t, Succeeded, "")
 	case !out.Terminal && out.ExitCode == 0:
 		return e.finish(ctx, t, NeedsAttention, "the harness exited without a final result: "+out.Error)
@@ -227,7 +228,7 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if reason != "" {
-		t.Error = reason
+		t.Error = e.store.Scrub(reason)
 	}
 	if t.Worktree != "" {
 		if err := e.record(ctx, &t, to); err != nil && to == Succeeded {
@@ -271,7 +272,7 @@ func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 	if _, err := os.Stat(wt.Path); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	msg := fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)
+	msg := e.store.Scrub(redact.StripControl(fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)))
 	if _, err := e.cfg.Workspaces.Commit(ctx, wt, msg); err != nil {
 		return err
 	}

@@ -21,7 +21,10 @@
 // the session goes on. Text is cleaned as chat.Clean cleans it (control
 // characters and invalid bytes dropped) while it is read.
 //
-// term imports chat only; the runtime reaches it through the Receiver
+// Replies are written with control sequences stripped
+// (redact.StripControl): a reply may quote a goal or a CLI's output.
+//
+// term imports chat and redact only; the runtime reaches it through the Receiver
 // interface declared here.
 package term
 
@@ -36,6 +39,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/redact"
 )
 
 // Channel is the name of the terminal channel.
@@ -115,7 +119,9 @@ func (t *Terminal) Send(_ context.Context, conversationID string, r chat.Reply) 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, err := fmt.Fprintln(t.out, strings.TrimRight(r.Text, "\n"))
+	// What reaches the terminal is inert: a reply may quote text from the
+	// world (a goal, a CLI's output) holding escape sequences.
+	_, err := fmt.Fprintln(t.out, strings.TrimRight(redact.StripControl(r.Text), "\n"))
 	if err != nil {
 		return fmt.Errorf("term: send: %w", err)
 	}
