@@ -120,6 +120,8 @@ type ring struct {
 	max   int
 	buf   []byte
 	start int // index of the oldest byte once buf is full
+	// cut: bytes were dropped, so the oldest line kept is partial.
+	cut bool
 }
 
 func (r *ring) Write(p []byte) (int, error) {
@@ -128,6 +130,7 @@ func (r *ring) Write(p []byte) (int, error) {
 		return n, nil
 	}
 	if len(p) >= r.max {
+		r.cut = r.cut || len(p) > r.max || len(r.buf) > 0
 		r.buf = append(r.buf[:0], p[len(p)-r.max:]...)
 		r.start = 0
 		return n, nil
@@ -138,6 +141,7 @@ func (r *ring) Write(p []byte) (int, error) {
 		p = p[k:]
 	}
 	for len(p) > 0 { // full: overwrite the oldest bytes
+		r.cut = true
 		k := copy(r.buf[r.start:], p)
 		p = p[k:]
 		r.start = (r.start + k) % r.max
@@ -145,9 +149,24 @@ func (r *ring) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// bytes returns a copy of the kept bytes, oldest first.
-func (r *ring) bytes() []byte {
+// raw returns a copy of the kept bytes, oldest first.
+func (r *ring) raw() []byte {
 	out := make([]byte, 0, len(r.buf))
 	out = append(out, r.buf[r.start:]...)
 	return append(out, r.buf[:r.start]...)
+}
+
+// bytes returns a copy of the kept bytes, oldest first, from the first
+// whole line: a line cut at its start could hold the end of a secret that
+// the redactor downstream no longer recognises.
+func (r *ring) bytes() []byte {
+	out := r.raw()
+	if r.cut {
+		i := bytes.IndexByte(out, '\n')
+		if i < 0 {
+			return nil
+		}
+		out = out[i+1:]
+	}
+	return out
 }

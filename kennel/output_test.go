@@ -94,7 +94,7 @@ func TestRing(t *testing.T) {
 			for _, w := range tt.writes {
 				r.Write([]byte(w))
 			}
-			if got := string(r.bytes()); got != tt.want {
+			if got := string(r.raw()); got != tt.want {
 				t.Errorf("ring = %q, want %q", got, tt.want)
 			}
 		})
@@ -116,7 +116,7 @@ func TestOutputDemultiplexes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
-	if tail := string(o.tail.bytes()); tail != " 1\nerr 2" { // the last 8 bytes
+	if tail := string(o.tail.bytes()); tail != "err 2" { // the last 8 bytes, from the first whole line
 		t.Errorf("stderr tail %q", tail)
 	}
 }
@@ -192,5 +192,33 @@ func TestCheckSpecEnv(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "=t") {
 			t.Errorf("error message shows a value: %v", err)
 		}
+	}
+}
+
+// TestTailStartsAtAWholeLine: once the stderr tail dropped bytes, it
+// starts after the first newline it kept, so no line cut at its start
+// (perhaps the end of a secret) is handed on.
+func TestTailStartsAtAWholeLine(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		max    int
+		want   string
+	}{
+		{"not full", []string{"ab\ncd"}, 10, "ab\ncd"},
+		{"wrapped in one write", []string{"sk-secret-value\nok\n"}, 8, "ok\n"},
+		{"wrapped across writes", []string{"token=abcdef", "\nline\n"}, 10, "line\n"},
+		{"no newline kept", []string{"abcdefghijklmnop"}, 8, ""},
+		{"exactly full", []string{"abc\ndefg"}, 8, "abc\ndefg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ring{max: tc.max}
+			for _, w := range tc.writes {
+				r.Write([]byte(w))
+			}
+			if got := string(r.bytes()); got != tc.want {
+				t.Fatalf("tail = %q; want %q", got, tc.want)
+			}
+		})
 	}
 }

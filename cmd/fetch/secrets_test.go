@@ -22,15 +22,16 @@ func TestNoSecretAtRestAfterATask(t *testing.T) {
 		openRouter   = "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"
 		discordToken = "MTE4OTk5ODg4Nzc3NjY2NTU1.GxYzAb.q1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9"
 		anthropicKey = "sk-ant-api03-configuredCONFIGURED0123456789abcdefABCDEF-confAA"
-		// What the fake CLI's secret scenario prints besides its key. (It
-		// prints a "ghp_" token too, but with 34 characters where GitHub's
-		// have 36, which no rule takes for a token: not checked here.)
+		// What the fake CLI's secret scenario prints besides its key.
 		fakeAnthropic = "sk-ant-api03-FAKEfakeFAKEfake0123456789abcdefABCDEF-FAKEfakeAA"
+		fakeGitHub    = "ghp_k3Jd9QmZ2xWv7LpR4tYb8NcF1hGs6AeU0oIq"
+		fakeAWS       = "AKIAQZ7XW2M4K6PBVN3T"
+		fakeSlack     = "xoxb-4815162342-1088127366514-h7Tq2Vz9Rk3Lm6Wp1Xc8Yd5B"
 	)
 	vars["OPENROUTER_API_KEY"] = openRouter
 	vars["FETCH_DISCORD_TOKEN"] = discordToken
 	vars["ANTHROPIC_API_KEY"] = anthropicKey
-	secrets := []string{openRouter, discordToken, anthropicKey, fakeAnthropic}
+	secrets := []string{openRouter, discordToken, anthropicKey, fakeAnthropic, fakeGitHub, fakeAWS, fakeSlack}
 
 	goal := "use the key " + openRouter + " to check the notes \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J [scenario:secret]"
 	code, out, errs := runFetch(t, vars, "", "task", "run", "--workspace", "app", "--wait", goal)

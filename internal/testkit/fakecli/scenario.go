@@ -171,7 +171,9 @@ func newID(cli string) string {
 // that redaction can be tested.
 const (
 	fakeAnthropicKey = "sk-ant-api03-FAKEfakeFAKEfake0123456789abcdefABCDEF-FAKEfakeAA"
-	fakeGitHubToken  = "ghp_FAKEfakeFAKEfake0123456789abcdefAB"
+	fakeGitHubToken  = "ghp_k3Jd9QmZ2xWv7LpR4tYb8NcF1hGs6AeU0oIq"
+	fakeAWSKey       = "AKIAQZ7XW2M4K6PBVN3T"
+	fakeSlackToken   = "xoxb-4815162342-1088127366514-h7Tq2Vz9Rk3Lm6Wp1Xc8Yd5B"
 )
 
 // play runs the scenario and returns the exit code.
@@ -276,7 +278,9 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		}
 	case "secret":
 		em.start()
-		leak := "Found credentials: " + fakeAnthropicKey + " and " + fakeGitHubToken
+		leak := "Found credentials: " + fakeAnthropicKey + " and " + fakeGitHubToken + " and " + fakeAWSKey + " and " + fakeSlackToken
+		// On stderr too: the task's stderr tail is stored.
+		fmt.Fprintln(stderr, "warning: token "+fakeGitHubToken+" in .env")
 		for _, k := range c.creds {
 			if v := os.Getenv(k); v != "" {
 				leak += fmt.Sprintf(" and %s=%s", k, v)
