@@ -230,7 +230,16 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 		t.Error = reason
 	}
 	if t.Worktree != "" {
-		if err := e.record(ctx, &t, to); err != nil && to == Succeeded {
+		err := e.record(ctx, &t, to)
+		var secrets *SecretsError
+		switch {
+		case errors.As(err, &secrets) && to != WaitingInput:
+			to, t.Error = NeedsAttention, secrets.Error()
+		case errors.As(err, &secrets):
+			// Asked a question: nothing is committed now; the run that
+			// continues is scanned again when it ends.
+			e.log.Warn("the work holds what look like secrets; not committed", "task", t.ID, "findings", len(secrets.Findings))
+		case err != nil && to == Succeeded:
 			to, t.Error = NeedsAttention, "the work could not be recorded on its branch: "+err.Error()
 		}
 	}
@@ -266,10 +275,15 @@ func reasonOr(reason, def string) string {
 
 // record commits what the run left in the worktree to the task's branch
 // and stores the branch's diff, files and commits, and the patch file.
+// Work that holds secrets is not committed (a *SecretsError). All of its
+// git runs in the workspace's kennel (package workspace).
 func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 	wt := t.worktree()
 	if _, err := os.Stat(wt.Path); err != nil {
 		return fmt.Errorf("worktree: %w", err)
+	}
+	if err := e.scanWork(ctx, t); err != nil {
+		return err
 	}
 	msg := fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)
 	if _, err := e.cfg.Workspaces.Commit(ctx, wt, msg); err != nil {
