@@ -1,10 +1,6 @@
 package harness
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-)
+import "errors"
 
 // Sentinel errors, for errors.Is.
 var (
@@ -14,15 +10,3 @@ var (
 	// relative path, …). The message lists every problem.
 	ErrInvalidTask = errors.New("invalid task")
 )
-
-// GitError is a git command (run in the kennel around a run) that exited
-// non-zero, for example because the work tree is not a git repository.
-type GitError struct {
-	Args     []string
-	ExitCode int
-	Stderr   string
-}
-
-func (e *GitError) Error() string {
-	return fmt.Sprintf("git %s: exit code %d: %s", strings.Join(e.Args, " "), e.ExitCode, e.Stderr)
-}

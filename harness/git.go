@@ -7,25 +7,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/kennel"
 )
 
 // gitTimeout bounds each git command of a snapshot.
-const gitTimeout = 2 * time.Minute
+const gitTimeout = gitrun.DefaultTimeout
 
-// gitEnv is the environment of every git command: no prompts, no optional
-// locks on the user's index (so a concurrent `git status` by the CLI never
-// meets ours), a fixed locale for parseable output.
-var gitEnv = []string{"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"}
-
-// gitArgs precede every git subcommand: paths printed without octal escapes
-// for non-ASCII, and a repository owned by another uid (a host bind mount)
-// still trusted; the kennel is the trust boundary.
-var gitArgs = []string{"git", "-c", "core.quotePath=false", "-c", "safe.directory=*"}
-
-// gitRepo runs git in a work tree through the runner, argv only.
+// gitRepo runs git in a work tree through the runner (package gitrun: in
+// the kennel, hardened, argv only).
 type gitRepo struct {
 	runner    Runner
 	workspace string
@@ -40,26 +31,11 @@ type snapshot struct {
 
 // git runs one git command and returns its stdout lines.
 func (g gitRepo) git(ctx context.Context, env []string, args ...string) ([]string, error) {
-	var out []string
-	spec := kennel.ExecSpec{
-		Workspace: g.workspace,
-		Dir:       g.dir,
-		Argv:      append(append([]string{}, gitArgs...), args...),
-		Env:       append(append([]string{}, gitEnv...), env...),
-		Timeout:   gitTimeout,
+	out, err := gitrun.New(g.runner).Run(ctx, gitrun.Cmd{Workspace: g.workspace, Dir: g.dir, Args: args, Env: env, Timeout: gitTimeout})
+	if err == nil && out.Truncated {
+		err = fmt.Errorf("git %s: output over %d bytes", args[0], gitrun.DefaultMaxOutput)
 	}
-	res, err := g.runner.Exec(ctx, spec, func(stream kennel.Stream, line []byte) {
-		if stream == kennel.Stdout {
-			out = append(out, string(line))
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w", args[0], err)
-	}
-	if res.ExitCode != 0 {
-		return out, &GitError{Args: args, ExitCode: res.ExitCode, Stderr: strings.TrimSpace(string(res.StderrTail))}
-	}
-	return out, nil
+	return out.Lines(), err
 }
 
 // snapshot records the whole work tree (tracked files, and untracked ones
@@ -78,7 +54,7 @@ func (g gitRepo) snapshot(ctx context.Context) (snapshot, error) {
 	// .gitignore pattern matches them; an unborn branch starts empty.
 	start := []string{"read-tree", "HEAD"}
 	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
-		var ge *GitError
+		var ge *gitrun.GitError
 		if !errors.As(err, &ge) {
 			return snapshot{}, err
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 )
@@ -352,7 +353,7 @@ func TestRunLocalNotARepository(t *testing.T) {
 	runner, reg := localSetup(t)
 	a, _ := reg.Get(harness.Claude)
 	_, err := harness.Run(t.Context(), runner, a, harness.Task{ID: "t1", Goal: "go", Workspace: t.TempDir()}, nil, nil)
-	var ge *harness.GitError
+	var ge *gitrun.GitError
 	if !errors.As(err, &ge) {
 		t.Fatalf("err %v, want a GitError", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/schedule"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/watch"
+	"github.com/fetch-dev/fetch/kennel"
 )
 
 // proactive is what makes Fetch speak first: the reminder and schedule
@@ -19,10 +20,12 @@ type proactive struct {
 	watch *watch.Manager
 }
 
-func newProactive(cfg Config, db *store.DB, log *slog.Logger) *proactive {
+// newProactive builds both; the watchers' upstream check runs its git in
+// the workspace's kennel k.
+func newProactive(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel) *proactive {
 	return &proactive{
 		sched: schedule.New(schedule.Config{Store: db, Location: cfg.Location, Logger: log.With("component", "schedule")}),
-		watch: watch.New(watch.Config{Store: db, Root: cfg.Workspaces, GitInterval: cfg.GitInterval, Logger: log.With("component", "watch")}),
+		watch: watch.New(watch.Config{Store: db, Root: cfg.Workspaces, GitInterval: cfg.GitInterval, Kennel: k, Logger: log.With("component", "watch")}),
 	}
 }
 

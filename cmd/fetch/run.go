@@ -208,12 +208,17 @@ type conversations struct {
 func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
 	outbox := conversation.NewOutbox(db, senders, log.With("component", "outbox"))
 	updates := task.NewFeed()
-	engine, release, err := newEngine(cfg, db, log, updates, true)
+	k, release, err := newKennel(cfg, log)
 	if err != nil {
 		return nil, err
 	}
+	engine, err := newEngine(cfg, db, log, k, updates, true)
+	if err != nil {
+		release()
+		return nil, err
+	}
 	b, err := newBrain(cfg, db, log, brainDeps{
-		workspaces: newWorkspaces(cfg, log),
+		workspaces: newWorkspaces(cfg, log, k),
 		tasks:      engine,
 		running:    runningTasks{engine},
 	})
@@ -221,7 +226,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		release()
 		return nil, err
 	}
-	pro := newProactive(cfg, db, log)
+	pro := newProactive(cfg, db, log, k)
 	c := conversation.Config{
 		Store:     db,
 		Outbox:    outbox,

@@ -661,7 +661,9 @@ func TestServeActionEndsAsTaskInTheKennel(t *testing.T) {
 		changed := d.Changed()
 		var result string
 		for _, m := range d.Messages(ch) {
-			if strings.HasPrefix(m.Content, "✅ Task ") {
+			// The result, not the status message edited to its end
+			// ("✅ Task ID on app (claude) — succeeded"), which comes first.
+			if strings.HasPrefix(m.Content, "✅ Task ") && !strings.Contains(m.Content, ") — ") {
 				result = m.Content
 			}
 		}
@@ -700,7 +702,7 @@ func TestServeDeleteWaitsForTheApproveButton(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := newWorkspaces(cfg, discardLogger())
+	reg := newWorkspaces(cfg, discardLogger(), nil)
 	if _, err := reg.Create(t.Context(), "demo", ""); err != nil {
 		t.Fatal(err)
 	}

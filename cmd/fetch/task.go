@@ -117,11 +117,15 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	if adopt || sub == "follow" || sub == "answer" {
 		obs = &printer{w: stdout, clean: clean}
 	}
-	engine, release, err := newEngine(cfg, db, log, obs, adopt)
+	k, release, err := newKennel(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer release()
+	engine, err := newEngine(cfg, db, log, k, obs, adopt)
+	if err != nil {
+		return err
+	}
 	if err := engine.Open(ctx); err != nil {
 		return err
 	}
@@ -400,48 +404,61 @@ func oneLineClip(s string, n int) string {
 	return s
 }
 
-// newEngine builds the task engine over the kennel; release closes the
-// Docker client after the engine was closed. adopt: on Open, the engine
-// follows the runs of Fetch processes that died. Nothing touches Docker
-// before a task runs, so fetch chat works without it.
-// newEngine builds the task engine over the kennel; obs is told of task
-// updates (nil for none) and must never block.
-func newEngine(cfg Config, db *store.DB, log *slog.Logger, obs task.Observer, adopt bool) (engine *task.Engine, release func(), err error) {
+// newKennel connects to the Docker engine and builds the kennel that runs
+// the tasks and every git command on the workspaces; release closes the
+// Docker client.
+func newKennel(cfg Config, log *slog.Logger) (k *kennel.Kennel, release func(), err error) {
 	docker, err := kennel.NewDockerClient("")
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := kennel.New(docker, kennel.Config{Image: cfg.KennelImage}, log)
+	k, err = kennel.New(docker, kennel.Config{Image: cfg.KennelImage}, log)
 	if err != nil {
 		docker.Close()
 		return nil, nil, err
 	}
+	return k, func() { docker.Close() }, nil
+}
+
+// newEngine builds the task engine over the kennel k; obs is told of task
+// updates. Work that holds secrets (the gitleaks rules and the configured
+// secrets) is not committed.
+func newEngine(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, obs task.Observer, adopt bool) (*task.Engine, error) {
+	secrets, err := redact.New(cfg.Secrets...)
+	if err != nil {
+		return nil, err
+	}
 	harnesses := harness.NewRegistry()
-	engine = task.New(task.Config{
+	return task.New(task.Config{
 		Store:          db,
-		Workspaces:     newWorkspaces(cfg, log),
+		Workspaces:     newWorkspaces(cfg, log, k),
 		Runner:         &task.KennelRunner{Kennel: k, Harnesses: harnesses, Credentials: cfg.Credentials},
 		Harnesses:      harnesses,
 		DefaultHarness: harness.Name(cfg.Harness),
 		MaxParallel:    cfg.MaxTasks,
 		Timeout:        cfg.TaskTimeout,
 		PatchDir:       filepath.Join(cfg.DataDir, "patches"),
+		Secrets:        secrets,
 		Observer:       obs,
 		Adopt:          adopt,
 		Logger:         log,
-	})
-	return engine, func() { docker.Close() }, nil
+	}), nil
 }
 
 // newWorkspaces is the workspace registry. When Fetch runs as root, the
-// workspaces belong to the kennel's user, who must write them.
-func newWorkspaces(cfg Config, log *slog.Logger) *workspace.Registry {
+// workspaces belong to the kennel's user, who must write them. Git on an
+// existing workspace runs in its kennel k; with k nil the registry can
+// only create, clone, find and delete workspaces.
+func newWorkspaces(cfg Config, log *slog.Logger, k *kennel.Kennel) *workspace.Registry {
 	ws := workspace.New(cfg.Workspaces, log)
 	uidStr, gidStr, _ := strings.Cut(kennel.DefaultUser, ":")
 	uid, err1 := strconv.Atoi(uidStr)
 	gid, err2 := strconv.Atoi(gidStr)
 	if err1 == nil && err2 == nil {
 		ws.RunAs(uid, gid)
+	}
+	if k != nil {
+		ws.InKennel(k)
 	}
 	return ws
 }

@@ -34,7 +34,7 @@ func taskVars(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := newWorkspaces(cfg, quietLog()).Create(t.Context(), "app", "")
+	ws, err := newWorkspaces(cfg, quietLog(), nil).Create(t.Context(), "app", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,12 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 	}
 	defer db.Close()
 	working := make(chan struct{}, 1)
-	engine, release, err := newEngine(cfg, db, quietLog(), updateFunc(func(u task.Update) {
+	k, release, err := newKennel(cfg, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	engine, err := newEngine(cfg, db, quietLog(), k, updateFunc(func(u task.Update) {
 		if u.Kind == task.Progress && u.Event.Command != "" {
 			select {
 			case working <- struct{}{}:
@@ -211,7 +216,6 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
 	if err := engine.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fetch-dev/fetch/identity"
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/agent"
 	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/kennel"
 )
 
 // promptBudget is the most tokens the system prompt may cost with the
@@ -28,7 +31,20 @@ func TestSystemPromptIsSmallAndCarriesTheIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ids.Close(context.Background())
-	r := newRig(t, func(_ *rig, c *agent.Config) { c.Identity = ids })
+	// The git state comes from the workspace's kennel.
+	k, err := kennel.New(testkit.RequireDocker(t), kennel.Config{Image: testkit.KennelImage(t), Instance: "agent-test-" + strconv.Itoa(os.Getpid())}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, func(r *rig, c *agent.Config) {
+		c.Identity = ids
+		r.ws.InKennel(k)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			k.Remove(ctx, filepath.Join(r.ws.Root(), "demo"))
+		})
+	})
 	r.selectWorkspace("demo")
 	r.llm.Script(testkit.Say("ok"), testkit.Say("ok"))
 	r.say(intent.Action, "fix the failing test in the parser")

@@ -20,6 +20,13 @@
 // the workspace's current commit. When a run ends, whatever it left in the
 // worktree is committed to that branch, and the branch's files (with line
 // counts), commits and diff are recorded, the diff also as PatchDir/ID.patch.
+// Before that commit, the work (the patch from the base to the staged
+// worktree) is scanned with Config.Secrets (redact's gitleaks rules and the
+// configured secrets): work that holds any is not committed, and the task
+// needs attention with the findings named by file, line and rule, never
+// the secret. All of that git runs in the workspace's kennel (package
+// workspace, through gitrun); a registry without a kennel of its own gets
+// the KennelRunner's.
 // The worktree stays until its branch is merged, pushed or discarded
 // (workspace.RemoveWorktree): work that exists nowhere else is never
 // deleted.
@@ -50,7 +57,7 @@
 // # Imports and concurrency
 //
 // task imports harness (events, outcomes, adapters), kennel (KennelRunner),
-// workspace and store. An Engine is safe for concurrent use. Open starts
+// workspace, redact (Finding) and store. An Engine is safe for concurrent use. Open starts
 // the goroutines that follow runs (one per run, plus one writing its
 // events); Close cancels and waits for them. Observer.TaskUpdate is called
 // from those goroutines, in order per task, and must not block: the

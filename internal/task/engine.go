@@ -108,6 +108,10 @@ type Config struct {
 	OutputCap int
 	// PatchDir receives ID.patch for every task that changed something.
 	PatchDir string
+	// Secrets finds secrets in the work before it is committed; work that
+	// holds any is not committed and the task needs attention. nil scans
+	// nothing.
+	Secrets SecretFinder
 	// Observer is told of updates; nil when nobody listens.
 	Observer Observer
 	// Adopt is for the long-lived processes (fetch chat, fetch serve): Open
@@ -172,6 +176,11 @@ func New(cfg Config) *Engine {
 	newID := cfg.NewID
 	if newID == nil {
 		newID = randomID
+	}
+	// A registry without a kennel of its own runs its git in the runner's:
+	// git on a workspace never runs on the host (package gitrun).
+	if kr, ok := cfg.Runner.(*KennelRunner); ok && kr.Kennel != nil && cfg.Workspaces != nil && !cfg.Workspaces.HasKennel() {
+		cfg.Workspaces.InKennel(kr.Kennel)
 	}
 	return &Engine{cfg: cfg, store: cfg.Store, db: cfg.Store.SQL(), log: cfg.Logger, now: now, newID: newID, owner: newOwner(), runs: map[string]*run{}}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -36,6 +37,9 @@ type engineOptions struct {
 	timeout     time.Duration
 	adopt       bool
 	outputCap   int
+	// secrets, when set, are what the engine's secret scan looks for (with
+	// the gitleaks rules).
+	secrets []string
 	// dir holds fetch.db and the workspaces; a new temporary one when empty.
 	dir string
 }
@@ -68,8 +72,17 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 	t.Cleanup(func() { db.Close() })
 	ws := workspace.New(filepath.Join(dir, "workspaces"), quiet()).RunAs(10001, 10001)
 	obs := &observer{changed: make(chan struct{})}
+	var finder task.SecretFinder
+	if len(o.secrets) > 0 {
+		r, err := redact.New(o.secrets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		finder = r
+	}
 	e := task.New(task.Config{
-		Store: db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout, OutputCap: o.outputCap,
+		Secrets: finder,
+		Store:   db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout, OutputCap: o.outputCap,
 		PatchDir: filepath.Join(dir, "patches"), Observer: obs, Adopt: o.adopt, Logger: quiet(),
 	})
 	if err := e.Open(t.Context()); err != nil {

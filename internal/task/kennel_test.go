@@ -135,6 +135,29 @@ func TestSucceededWithBranchDiffAndSummary(t *testing.T) {
 	}
 }
 
+// TestSecretsAreNotCommitted: work holding a secret ends the task needing
+// attention, naming file, line and rule but not the secret, and nothing
+// is committed.
+func TestSecretsAreNotCommitted(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{secrets: []string{"claude was here"}})
+	wsPath := e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{ConversationID: "c1", Workspace: "app", Goal: "leak it [file:notes/LEAK.md]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.NeedsAttention || !strings.Contains(got.Error, "notes/LEAK.md:1 (configured-secret)") || strings.Contains(got.Error, "was here") {
+		t.Fatalf("task = %s %q", got.State, got.Error)
+	}
+	if len(got.Commits) != 0 || got.Patch != "" || got.PatchPath != "" {
+		t.Fatalf("recorded: commits %+v, patch %q, patch file %q", got.Commits, got.Patch, got.PatchPath)
+	}
+	if n := gitOut(t, wsPath, "rev-list", "--count", got.Base+".."+got.Branch); n != "0" {
+		t.Fatalf("%s commits on the branch", n)
+	}
+}
+
 func TestFailedWithExitCodeAndStderr(t *testing.T) {
 	k, runner := newKennel(t)
 	e := newEngine(t, runner, engineOptions{})

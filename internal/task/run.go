@@ -231,7 +231,16 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 		t.Error = e.store.Scrub(reason)
 	}
 	if t.Worktree != "" {
-		if err := e.record(ctx, &t, to); err != nil && to == Succeeded {
+		err := e.record(ctx, &t, to)
+		var secrets *SecretsError
+		switch {
+		case errors.As(err, &secrets) && to != WaitingInput:
+			to, t.Error = NeedsAttention, secrets.Error()
+		case errors.As(err, &secrets):
+			// Asked a question: nothing is committed now; the run that
+			// continues is scanned again when it ends.
+			e.log.Warn("the work holds what look like secrets; not committed", "task", t.ID, "findings", len(secrets.Findings))
+		case err != nil && to == Succeeded:
 			to, t.Error = NeedsAttention, "the work could not be recorded on its branch: "+err.Error()
 		}
 	}
@@ -267,10 +276,15 @@ func reasonOr(reason, def string) string {
 
 // record commits what the run left in the worktree to the task's branch
 // and stores the branch's diff, files and commits, and the patch file.
+// Work that holds secrets is not committed (a *SecretsError). All of its
+// git runs in the workspace's kennel (package workspace).
 func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 	wt := t.worktree()
 	if _, err := os.Stat(wt.Path); err != nil {
 		return fmt.Errorf("worktree: %w", err)
+	}
+	if err := e.scanWork(ctx, t); err != nil {
+		return err
 	}
 	msg := e.store.Scrub(redact.StripControl(fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)))
 	if _, err := e.cfg.Workspaces.Commit(ctx, wt, msg); err != nil {
@@ -281,16 +295,19 @@ func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 		return err
 	}
 	t.Files, t.Commits = d.Files, d.Commits
-	t.Patch = d.Patch
+	// Redacted before it is cut or written: the patch file Fetch writes
+	// holds no secret in the clear either.
+	patch := e.store.Scrub(d.Patch)
+	t.Patch = patch
 	if len(t.Patch) > maxStoredPatch {
 		t.Patch = t.Patch[:maxStoredPatch] + "\n[diff cut; the patch file has all of it]\n"
 	}
-	if d.Patch != "" && e.cfg.PatchDir != "" {
+	if patch != "" && e.cfg.PatchDir != "" {
 		if err := os.MkdirAll(e.cfg.PatchDir, 0o700); err != nil {
 			return fmt.Errorf("patch file: %w", err)
 		}
 		p := filepath.Join(e.cfg.PatchDir, t.ID+".patch")
-		if err := os.WriteFile(p, []byte(d.Patch), 0o600); err != nil {
+		if err := os.WriteFile(p, []byte(patch), 0o600); err != nil {
 			return fmt.Errorf("patch file: %w", err)
 		}
 		t.PatchPath = p

@@ -1,16 +1,14 @@
 package watch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/gitrun"
 )
 
 const (
@@ -44,7 +42,7 @@ func (w *watcher) checkBehind(ctx context.Context, reported string) string {
 		w.log.Debug("watch: no upstream to compare with", "err", err)
 		return reported
 	}
-	if _, err := w.runGit(ctx, "fetch", "--quiet", "--no-tags"); err != nil {
+	if _, err := w.runGit(ctx, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head"); err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("watch: git fetch", "err", err)
 		}
@@ -72,7 +70,7 @@ func (w *watcher) checkBehind(ctx context.Context, reported string) string {
 		return reported
 	}
 	branch, _ := w.runGit(ctx, "rev-parse", "--abbrev-ref", "HEAD")
-	subject, _ := w.runGit(ctx, "log", "-1", "--format=%s", "@{upstream}")
+	subject, _ := w.runGit(ctx, "log", "--no-show-signature", "-1", "--format=%s", "@{upstream}")
 	commits := "commits"
 	if n == 1 {
 		commits = "commit"
@@ -87,32 +85,12 @@ func (w *watcher) checkBehind(ctx context.Context, reported string) string {
 	return head
 }
 
-// runGit runs git in the workspace with args (an argv: no shell) and
-// returns its trimmed output.
+// runGit runs git with args in the workspace, in its kennel (package
+// gitrun: argv only, hardened, bounded), and returns its trimmed output.
 func (w *watcher) runGit(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, w.m.cfg.Git, append([]string{"-C", w.dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "GIT_ASKPASS=true", "SSH_ASKPASS=true")
-	out, errOut := &bounded{max: maxGitOutput}, &bounded{max: maxGitOutput}
-	cmd.Stdout, cmd.Stderr = out, errOut
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errOut.String()))
+	out, err := w.m.git.Run(ctx, gitrun.Cmd{Workspace: w.dir, Args: args, MaxOutput: maxGitOutput, Timeout: gitTimeout})
+	if err != nil {
+		return "", err
 	}
-	return strings.TrimSpace(out.String()), nil
+	return strings.TrimSpace(out.Stdout), nil
 }
-
-// bounded keeps the first max bytes written to it and drops the rest.
-type bounded struct {
-	buf bytes.Buffer
-	max int
-}
-
-func (b *bounded) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *bounded) String() string { return b.buf.String() }

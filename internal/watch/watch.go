@@ -13,6 +13,7 @@ import (
 
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fsnotify/fsnotify"
 )
@@ -42,14 +43,17 @@ type Config struct {
 	// GitInterval is how often the upstream is fetched and compared; 0
 	// checks nothing.
 	GitInterval time.Duration
-	// Git is the git program; "git" when empty.
-	Git string
+	// Kennel runs the upstream check's git in the workspace's kennel
+	// (*kennel.Kennel): the host never runs git in a tree the kennel
+	// writes. Required when GitInterval is set.
+	Kennel gitrun.Exec
 }
 
 // Manager runs the watchers of the watched workspaces.
 type Manager struct {
 	cfg Config
 	log *slog.Logger
+	git *gitrun.Git // nil: no upstream check
 
 	mu      sync.Mutex
 	ctx     context.Context // set by Open
@@ -63,10 +67,13 @@ func New(cfg Config) *Manager {
 	if cfg.Debounce == 0 {
 		cfg.Debounce = DefaultDebounce
 	}
-	if cfg.Git == "" {
-		cfg.Git = "git"
+	m := &Manager{cfg: cfg, log: cfg.Logger, running: map[string]*watcher{}}
+	if cfg.Kennel != nil {
+		m.git = gitrun.New(cfg.Kennel)
+	} else {
+		m.cfg.GitInterval = 0
 	}
-	return &Manager{cfg: cfg, log: cfg.Logger, running: map[string]*watcher{}}
+	return m
 }
 
 // Open watches the stored workspaces again, telling n about them, until

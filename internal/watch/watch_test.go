@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/internal/watch"
+	"github.com/fetch-dev/fetch/kennel"
 	"go.uber.org/goleak"
 )
 
@@ -172,8 +174,13 @@ func TestWatchPersistsAndStops(t *testing.T) {
 // git runs git for the test, failing it on error.
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main", "-c", "safe.directory=*"}, args...)...)
+	// A global configuration trusting every owner: the workspace belongs
+	// to the kennel's user, and -c does not reach a local push's
+	// receive-pack.
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	os.WriteFile(global, []byte("[safe]\n\tdirectory = *\n"), 0o644)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+global, "GIT_CONFIG_NOSYSTEM=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -195,12 +202,26 @@ func needGit(t *testing.T) {
 // are reported once per new upstream commit, after a fetch.
 func TestGitBehind(t *testing.T) {
 	needGit(t)
-	root := t.TempDir()
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	other := filepath.Join(t.TempDir(), "other")
+	if os.Geteuid() != 0 {
+		t.Skip("the kennel's user must own the workspace: needs root")
+	}
+	docker := testkit.RequireDocker(t)
+	k, err := kennel.New(docker, kennel.Config{Image: testkit.KennelImage(t), Instance: "watch-test-" + strconv.Itoa(os.Getpid())}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := testkit.KennelWorkspace(t)
 	ws := filepath.Join(root, "api")
-	git(t, root, "init", "--bare", remote)
+	// The remote lives in the workspace: the kennel mounts nothing else.
+	remote := filepath.Join(ws, ".git", "remote.git")
+	other := filepath.Join(t.TempDir(), "other")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		k.Remove(ctx, ws)
+	})
 	git(t, root, "init", ws)
+	git(t, root, "init", "--bare", remote)
 	write(t, filepath.Join(ws, "a.txt"), "a\n")
 	git(t, ws, "add", ".")
 	git(t, ws, "commit", "-m", "first")
@@ -213,8 +234,9 @@ func TestGitBehind(t *testing.T) {
 		git(t, other, "commit", "-m", msg)
 	}
 	git(t, other, "push", "origin", "main")
+	chownTree(t, ws)
 
-	r := start(t, root, filepath.Join(t.TempDir(), "fetch.db"), watch.Config{GitInterval: 50 * time.Millisecond, Debounce: time.Hour})
+	r := start(t, root, filepath.Join(t.TempDir(), "fetch.db"), watch.Config{GitInterval: 50 * time.Millisecond, Debounce: time.Hour, Kennel: k})
 	if reply := r.apply(t, "/watch on api"); !strings.Contains(reply, "falls behind upstream") {
 		t.Fatalf("watch on → %q", reply)
 	}
@@ -231,5 +253,13 @@ func TestGitBehind(t *testing.T) {
 	}
 	for _, s := range r.rec.Texts()[2:] {
 		t.Fatalf("reported again without a new upstream commit: %q", s)
+	}
+}
+
+// chownTree gives dir to the kennel's user, who runs git there.
+func chownTree(t testing.TB, dir string) {
+	t.Helper()
+	if out, err := exec.Command("chown", "-R", "10001:10001", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v\n%s", err, out)
 	}
 }

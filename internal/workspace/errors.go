@@ -15,23 +15,9 @@ var (
 	ErrUnknownTemplate = errors.New("unknown template")
 	// ErrNotGit: the workspace is not a git repository.
 	ErrNotGit = errors.New("not a git repository")
+	// ErrNoKennel: the registry has no kennel to run git in (InKennel).
+	ErrNoKennel = errors.New("no kennel to run git in")
 )
-
-// GitError is a git command that failed: its arguments (without URLs'
-// credentials), exit code and the end of its stderr.
-type GitError struct {
-	Args   []string
-	Code   int
-	Stderr string
-}
-
-func (e *GitError) Error() string {
-	msg := "git " + e.Args[0] + " failed"
-	if e.Stderr != "" {
-		msg += ": " + e.Stderr
-	}
-	return msg
-}
 
 // ErrUnsafe: removing the worktree would lose work that exists nowhere
 // else.

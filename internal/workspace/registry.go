@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fetch-dev/fetch/internal/gitrun"
 )
 
 // Info describes one workspace.
@@ -27,21 +29,25 @@ type Info struct {
 	Branch string `json:"branch,omitempty"`
 	// Dirty: the work tree has uncommitted changes or untracked files.
 	Dirty bool `json:"dirty"`
+	// Problem says why git could not read the repository (in its kennel);
+	// Branch and Dirty are then unknown.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Registry is the set of workspaces under one root directory.
 type Registry struct {
-	root  string
-	log   *slog.Logger
-	runAs *user
+	root   string
+	log    *slog.Logger
+	runAs  *user
+	gitrun *gitrun.Git
 }
 
 // user is a numeric uid and gid.
 type user struct{ uid, gid int }
 
-// RunAs makes the registry create files and run git as uid:gid when it runs
-// as root, so that workspaces belong to the kennel's user, who must write
-// them (the kennel never runs as root). Without it, or when not root,
+// RunAs makes the registry create files (and run the host git of Create and
+// Clone) as uid:gid when it runs as root, so that workspaces belong to the
+// kennel's user, who must write them (the kennel never runs as root). Without it, or when not root,
 // files belong to the calling process. Call it before using the registry.
 func (r *Registry) RunAs(uid, gid int) *Registry {
 	if os.Geteuid() == 0 && uid != 0 {
@@ -68,10 +74,22 @@ func (r *Registry) chown(path string, tree bool) error {
 
 // New returns the registry of the workspaces under root (FETCH_WORKSPACES).
 // It touches nothing on disk; the root is created by Create and Clone when
-// missing.
+// missing. Git on existing workspaces needs InKennel.
 func New(root string, logger *slog.Logger) *Registry {
 	return &Registry{root: filepath.Clean(root), log: logger}
 }
+
+// InKennel makes the registry run git on existing workspaces in their
+// kennels through k (*kennel.Kennel): the host never runs git in a tree
+// the kennel writes. Without it those operations fail with ErrNoKennel.
+// Call it before using the registry.
+func (r *Registry) InKennel(k gitrun.Exec) *Registry {
+	r.gitrun = gitrun.New(k)
+	return r
+}
+
+// HasKennel reports whether InKennel was called.
+func (r *Registry) HasKennel() bool { return r.gitrun != nil }
 
 // Root is the directory holding the workspaces.
 func (r *Registry) Root() string { return r.root }
@@ -111,11 +129,7 @@ func (r *Registry) List(ctx context.Context) ([]Info, error) {
 		if !e.IsDir() || ValidateName(e.Name()) != nil {
 			continue
 		}
-		info, err := r.info(ctx, e.Name())
-		if err != nil {
-			return nil, fmt.Errorf("workspace: list: %w", err)
-		}
-		out = append(out, info)
+		out = append(out, r.info(ctx, e.Name()))
 	}
 	return out, nil
 }
@@ -125,24 +139,48 @@ func (r *Registry) Get(ctx context.Context, name string) (Info, error) {
 	if _, err := r.Path(name); err != nil {
 		return Info{}, err
 	}
-	return r.info(ctx, name)
+	return r.info(ctx, name), nil
 }
 
-func (r *Registry) info(ctx context.Context, name string) (Info, error) {
+// info describes a workspace. A repository git cannot read (a broken or
+// planted .git, no kennel to run git in) is still listed, with the
+// Problem.
+func (r *Registry) info(ctx context.Context, name string) Info {
 	p := filepath.Join(r.root, name)
 	info := Info{Name: name, Path: p, ProjectType: projectType(p)}
 	if !isRepo(p) {
-		return info, nil
+		return info
 	}
-	if b, err := r.git(ctx, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
+	st, err := r.git(ctx, p, p, "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+	if err != nil {
+		r.log.Warn("workspace: git status", "workspace", name, "err", err)
+		info.Problem = err.Error()
+		return info
+	}
+	for _, line := range strings.Split(st, "\n") {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "# branch.head "):
+			if b := strings.TrimPrefix(line, "# branch.head "); b != "(detached)" {
+				info.Branch = b
+			}
+		case strings.HasPrefix(line, "# "):
+		default:
+			info.Dirty = true
+		}
+	}
+	return info
+}
+
+// fresh is the Info of a workspace just built in dir, read before it is
+// published (no kennel has seen it yet, so host git may read it): its
+// branch, and clean.
+func (r *Registry) fresh(ctx context.Context, dir, name string) Info {
+	info := Info{Name: name, Path: filepath.Join(r.root, name), ProjectType: projectType(dir)}
+	if b, err := r.hostGit(ctx, dir, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
 		info.Branch = strings.TrimSpace(b)
 	}
-	st, err := r.git(ctx, p, "status", "--porcelain", "--untracked-files=normal")
-	if err != nil {
-		return Info{}, fmt.Errorf("status of %s: %w", name, err)
-	}
-	info.Dirty = strings.TrimSpace(st) != ""
-	return info, nil
+	return info
 }
 
 func isRepo(dir string) bool {
@@ -223,15 +261,16 @@ func (r *Registry) Create(ctx context.Context, name, template string) (Info, err
 		append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "-m", "Create workspace "+name+" from template "+template),
 	}
 	for _, args := range steps {
-		if _, err := r.git(ctx, dir, args...); err != nil {
+		if _, err := r.hostGit(ctx, dir, args...); err != nil {
 			return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
 		}
 	}
+	info := r.fresh(ctx, dir, name)
 	if err := r.publish(dir, name); err != nil {
 		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
 	}
 	r.log.Info("workspace created", "workspace", name, "template", template)
-	return r.info(ctx, name)
+	return info, nil
 }
 
 func copyTemplate(template, dst string) error {
@@ -272,14 +311,22 @@ func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error)
 	if err := r.chown(tmp, false); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
-	if _, err := r.git(ctx, tmp, "clone", "--quiet", "--no-recurse-submodules", "--", rawURL, dir); err != nil {
+	// Only the transport the URL names; file:// only when asked for, so
+	// that nothing in the clone reaches the host's files.
+	proto := []string{"-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always", "-c", "protocol.file.allow=never"}
+	if strings.HasPrefix(rawURL, "file://") {
+		proto[len(proto)-1] = "protocol.file.allow=always"
+	}
+	args := append(proto, "clone", "--quiet", "--no-recurse-submodules", "--template=", "--", rawURL, dir)
+	if _, err := r.hostGit(ctx, tmp, args...); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
+	info := r.fresh(ctx, dir, name)
 	if err := r.publish(dir, name); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
-	r.log.Info("workspace cloned", "workspace", name, "url", redactArgs([]string{rawURL})[0])
-	return r.info(ctx, name)
+	r.log.Info("workspace cloned", "workspace", name, "url", gitrun.RedactURL(rawURL))
+	return info, nil
 }
 
 // ValidateURL accepts https://, ssh:// and file:// URLs and ssh's

@@ -51,16 +51,16 @@ func (r *Registry) Status(ctx context.Context, name string) (Status, error) {
 	if !isRepo(p) {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, ErrNotGit)
 	}
-	out, err := r.git(ctx, p, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+	out, err := r.git(ctx, p, p, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
 	if err != nil {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, err)
 	}
-	st, err := parseStatus(out)
+	st, err := parseStatus(strings.TrimSuffix(out, "\n"))
 	if err != nil {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, err)
 	}
 	st.Name = name
-	if c, err := r.lastCommit(ctx, p, "HEAD"); err == nil {
+	if c, err := r.lastCommit(ctx, p, p, "HEAD"); err == nil {
 		st.LastCommit = c
 	}
 	return st, nil
@@ -125,8 +125,8 @@ func parseStatus(out string) (Status, error) {
 	return st, nil
 }
 
-func (r *Registry) lastCommit(ctx context.Context, dir, rev string) (*Commit, error) {
-	out, err := r.git(ctx, dir, "log", "-1", "--format=%H%x00%s%x00%an%x00%cI", rev, "--")
+func (r *Registry) lastCommit(ctx context.Context, ws, dir, rev string) (*Commit, error) {
+	out, err := r.git(ctx, ws, dir, "log", "--no-show-signature", "-1", "--format=%H%x00%s%x00%an%x00%cI", rev, "--")
 	if err != nil {
 		return nil, err
 	}

@@ -1,24 +1,67 @@
 package workspace_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/fetch-dev/fetch/kennel"
 	"github.com/google/go-cmp/cmp"
 )
 
+// testKennel is the kennel the registries of these tests run git in (the
+// kennel test image), one per test process; every test removes the
+// containers of its workspaces.
+var (
+	kennelOnce sync.Once
+	testKennel *kennel.Kennel
+)
+
+// newRegistry is a registry over a new root, running git in real kennels.
+// The kennel's user must own the workspaces, so it needs root (RunAs).
 func newRegistry(t testing.TB) *workspace.Registry {
 	t.Helper()
-	return workspace.New(filepath.Join(t.TempDir(), "workspaces"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if os.Geteuid() != 0 {
+		t.Skip("the kennel's user must own the workspaces: needs root")
+	}
+	docker := testkit.RequireDocker(t)
+	img := testkit.KennelImage(t)
+	kennelOnce.Do(func() {
+		k, err := kennel.New(docker, kennel.Config{Image: img, Instance: "workspace-test-" + strconv.Itoa(os.Getpid())}, nil)
+		if err != nil {
+			panic(err)
+		}
+		testKennel = k
+	})
+	dir := t.TempDir()
+	for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		os.Chmod(p, 0o755)
+	}
+	root := filepath.Join(dir, "workspaces")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			if err := testKennel.Remove(ctx, filepath.Join(root, e.Name())); err != nil {
+				t.Errorf("remove kennel: %v", err)
+			}
+		}
+	})
+	return workspace.New(root, slog.New(slog.NewTextHandler(io.Discard, nil))).RunAs(10001, 10001).InKennel(testKennel)
 }
 
 func TestValidateName(t *testing.T) {
@@ -265,7 +308,7 @@ func TestWorktreeLifecycle(t *testing.T) {
 
 func gitIn(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -280,10 +323,7 @@ func TestRunAsOwnsEverything(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	dir := t.TempDir()
-	os.Chmod(dir, 0o755)
-	os.Chmod(filepath.Dir(dir), 0o755)
-	r := workspace.New(filepath.Join(dir, "ws"), slog.New(slog.NewTextHandler(io.Discard, nil))).RunAs(10001, 10001)
+	r := newRegistry(t)
 	ctx := t.Context()
 	ws, err := r.Create(ctx, "app", "go")
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fetch-dev/fetch/internal/gitrun"
 )
 
 // worktreeDir is where task worktrees live inside their workspace.
@@ -43,50 +45,24 @@ func (r *Registry) AddWorktree(ctx context.Context, name, id string) (Worktree, 
 	if !isRepo(p) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, ErrNotGit)
 	}
-	base, err := r.git(ctx, p, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	base, err := r.git(ctx, p, p, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
 	}
 	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id, Base: strings.TrimSpace(base)}
-	if b, err := r.git(ctx, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
+	if b, err := r.git(ctx, p, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
 		wt.BaseBranch = strings.TrimSpace(b)
 	}
-	if err := r.excludeWorktrees(p); err != nil {
+	// .fetch/ stays out of the workspace's own status; the exclude file is
+	// written in the kennel (a .git planted as a symlink must not lead a
+	// host write out of the workspace).
+	if err := r.gitrun.Exclude(ctx, p, "/.fetch/"); err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 	}
-	if _, err := r.git(ctx, p, "worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, wt.Base); err != nil {
+	if _, err := r.git(ctx, p, p, "worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, wt.Base); err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 	}
 	return wt, nil
-}
-
-// excludeWorktrees keeps .fetch/ out of the workspace's own status.
-func (r *Registry) excludeWorktrees(repo string) error {
-	path := filepath.Join(repo, ".git", "info", "exclude")
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if slices.Contains(strings.Split(string(b), "\n"), "/.fetch/") {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := r.chown(path, false); err != nil {
-		return err
-	}
-	prefix := ""
-	if len(b) > 0 && !strings.HasSuffix(string(b), "\n") {
-		prefix = "\n"
-	}
-	_, err = f.WriteString(prefix + "/.fetch/\n")
-	return err
 }
 
 // Commit records everything in the worktree (tracked changes and new files,
@@ -94,17 +70,42 @@ func (r *Registry) excludeWorktrees(repo string) error {
 // exists in the repository and not only in a directory. It reports whether
 // there was anything to commit.
 func (r *Registry) Commit(ctx context.Context, wt Worktree, message string) (bool, error) {
-	if _, err := r.git(ctx, wt.Path, "add", "--all"); err != nil {
+	p, err := r.Path(wt.Workspace)
+	if err != nil {
+		return false, fmt.Errorf("workspace: commit: %w", err)
+	}
+	if _, err := r.git(ctx, p, wt.Path, "add", "--all"); err != nil {
 		return false, fmt.Errorf("workspace: commit %s: %w", wt.Branch, err)
 	}
-	if _, err := r.git(ctx, wt.Path, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := r.git(ctx, p, wt.Path, "diff", "--cached", "--quiet", "--no-ext-diff"); err == nil {
 		return false, nil
 	}
-	args := append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "-m", message)
-	if _, err := r.git(ctx, wt.Path, args...); err != nil {
+	args := append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message)
+	if _, err := r.git(ctx, p, wt.Path, args...); err != nil {
 		return false, fmt.Errorf("workspace: commit %s: %w", wt.Branch, err)
 	}
 	return true, nil
+}
+
+// Pending stages everything in the worktree (tracked changes and new
+// files, .gitignore respected: what Commit would record) and returns the
+// patch from the branch's base to it, which includes the commits made on
+// the branch: the whole work, before Fetch commits it. The patch has no
+// context lines (--unified=0) and no binary contents; truncated says it was
+// cut at the output bound.
+func (r *Registry) Pending(ctx context.Context, wt Worktree) (patch string, truncated bool, err error) {
+	p, err := r.Path(wt.Workspace)
+	if err != nil {
+		return "", false, fmt.Errorf("workspace: pending: %w", err)
+	}
+	if _, err := r.git(ctx, p, wt.Path, "add", "--all"); err != nil {
+		return "", false, fmt.Errorf("workspace: pending %s: %w", wt.Branch, err)
+	}
+	patch, truncated, err = r.gitBounded(ctx, p, wt.Path, "diff", "--cached", "--no-ext-diff", "--no-textconv", "--no-renames", "--no-color", "--unified=0", wt.Base, "--")
+	if err != nil {
+		return "", false, fmt.Errorf("workspace: pending %s: %w", wt.Branch, err)
+	}
+	return patch, truncated, nil
 }
 
 // Diff is what a task's branch changed since its base.
@@ -145,12 +146,16 @@ func (d Diff) Removed() (n int) {
 // only (Commit first to include the work tree).
 func (r *Registry) Diff(ctx context.Context, wt Worktree) (Diff, error) {
 	var d Diff
+	p, err := r.Path(wt.Workspace)
+	if err != nil {
+		return Diff{}, fmt.Errorf("workspace: diff: %w", err)
+	}
 	rng := wt.Base + "..HEAD"
-	num, err := r.git(ctx, wt.Path, "diff", "--numstat", "-z", "--no-renames", rng, "--")
+	num, err := r.git(ctx, p, wt.Path, "diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--")
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
-	for _, e := range strings.Split(num, "\x00") {
+	for _, e := range strings.Split(strings.TrimSuffix(num, "\n"), "\x00") {
 		parts := strings.SplitN(e, "\t", 3)
 		if len(parts) != 3 {
 			continue
@@ -164,11 +169,11 @@ func (r *Registry) Diff(ctx context.Context, wt Worktree) (Diff, error) {
 		}
 		d.Files = append(d.Files, f)
 	}
-	d.Patch, d.Truncated, err = r.gitBounded(ctx, wt.Path, "diff", "--binary", "--no-renames", rng, "--")
+	d.Patch, d.Truncated, err = r.gitBounded(ctx, p, wt.Path, "diff", "--binary", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--")
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
-	log, err := r.git(ctx, wt.Path, "log", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--")
+	log, err := r.git(ctx, p, wt.Path, "log", "--no-show-signature", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--")
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
@@ -204,9 +209,9 @@ func (r *Registry) BranchState(ctx context.Context, wt Worktree) (BranchState, e
 	if err != nil {
 		return BranchState{}, fmt.Errorf("workspace: branch state: %w", err)
 	}
-	head, err := r.git(ctx, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch)
+	head, err := r.git(ctx, p, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch)
 	if err != nil {
-		var ge *GitError
+		var ge *gitrun.GitError
 		if errors.As(err, &ge) {
 			return BranchState{Missing: true}, nil
 		}
@@ -215,10 +220,10 @@ func (r *Registry) BranchState(ctx context.Context, wt Worktree) (BranchState, e
 	head = strings.TrimSpace(head)
 	var st BranchState
 	if wt.BaseBranch != "" && head != wt.Base {
-		_, err := r.git(ctx, p, "merge-base", "--is-ancestor", head, "refs/heads/"+wt.BaseBranch)
+		_, err := r.git(ctx, p, p, "merge-base", "--is-ancestor", head, "refs/heads/"+wt.BaseBranch)
 		st.Merged = err == nil
 	}
-	if remote, err := r.git(ctx, p, "branch", "--remotes", "--contains", head); err == nil && strings.TrimSpace(remote) != "" {
+	if remote, err := r.git(ctx, p, p, "branch", "--remotes", "--contains", head); err == nil && strings.TrimSpace(remote) != "" {
 		st.Pushed = true
 	}
 	return st, nil
@@ -243,16 +248,16 @@ func (r *Registry) RemoveWorktree(ctx context.Context, wt Worktree, discard bool
 		}
 	}
 	if _, err := os.Stat(wt.Path); err == nil {
-		if _, err := r.git(ctx, p, "worktree", "remove", "--force", "--", wt.Path); err != nil {
+		if _, err := r.git(ctx, p, p, "worktree", "remove", "--force", "--", wt.Path); err != nil {
 			return fmt.Errorf("workspace: remove worktree %s: %w", wt.Path, err)
 		}
 	}
-	if _, err := r.git(ctx, p, "worktree", "prune"); err != nil {
+	if _, err := r.git(ctx, p, p, "worktree", "prune"); err != nil {
 		return fmt.Errorf("workspace: remove worktree %s: %w", wt.Path, err)
 	}
 	if discard {
-		if _, err := r.git(ctx, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
-			if _, err := r.git(ctx, p, "branch", "-D", "--", wt.Branch); err != nil {
+		if _, err := r.git(ctx, p, p, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
+			if _, err := r.git(ctx, p, p, "branch", "-D", "--", wt.Branch); err != nil {
 				return fmt.Errorf("workspace: discard branch %s: %w", wt.Branch, err)
 			}
 		}

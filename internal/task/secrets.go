@@ -1,0 +1,120 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fetch-dev/fetch/internal/redact"
+)
+
+// SecretFinder finds secrets in text without returning them;
+// *redact.Redactor implements it.
+type SecretFinder interface {
+	Find(text string) []redact.Finding
+}
+
+// maxNamedFindings bounds the findings a task's error names.
+const maxNamedFindings = 10
+
+// SecretFinding is a secret in a task's work: where, and by which rule.
+type SecretFinding struct {
+	Path string
+	Line int
+	Rule string
+}
+
+// SecretsError: the work holds secrets, so nothing was committed.
+type SecretsError struct {
+	Findings []SecretFinding
+	// Truncated: the work was too large to be scanned whole.
+	Truncated bool
+}
+
+func (e *SecretsError) Error() string {
+	var b strings.Builder
+	b.WriteString("nothing was committed: the work holds what look like secrets: ")
+	for i, f := range e.Findings {
+		if i == maxNamedFindings {
+			fmt.Fprintf(&b, " and %d more", len(e.Findings)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s:%d (%s)", f.Path, f.Line, f.Rule)
+	}
+	b.WriteString(". Remove them from the worktree, then commit by hand or run the task again.")
+	return b.String()
+}
+
+// scanWork looks for secrets in the lines the work adds, before anything
+// is committed: the patch from the branch's base to the staged worktree
+// (made in the kennel).
+func (e *Engine) scanWork(ctx context.Context, t *Task) error {
+	if e.cfg.Secrets == nil {
+		return nil
+	}
+	patch, truncated, err := e.cfg.Workspaces.Pending(ctx, t.worktree())
+	if err != nil {
+		return err
+	}
+	var found []SecretFinding
+	for _, f := range addedLines(patch) {
+		for _, s := range e.cfg.Secrets.Find(strings.Join(f.lines, "\n")) {
+			found = append(found, SecretFinding{Path: f.path, Line: f.numbers[s.Line-1], Rule: s.Rule})
+		}
+	}
+	if truncated {
+		e.log.Warn("the work was scanned for secrets only in part: its patch is over the output bound", "task", t.ID)
+	}
+	if len(found) > 0 {
+		return &SecretsError{Findings: found, Truncated: truncated}
+	}
+	return nil
+}
+
+// addedFile is the lines a patch adds to one file, with their numbers in
+// the new file.
+type addedFile struct {
+	path    string
+	lines   []string
+	numbers []int
+}
+
+// addedLines reads a unified patch (git diff --unified=0) and returns the
+// added lines per file.
+func addedLines(patch string) []addedFile {
+	var files []addedFile
+	var cur *addedFile
+	next := 0
+	for _, line := range strings.Split(patch, "\n") {
+		switch {
+		case strings.HasPrefix(line, "diff --git "):
+			files = append(files, addedFile{})
+			cur = &files[len(files)-1]
+		case cur == nil:
+		case strings.HasPrefix(line, "+++ "):
+			cur.path = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
+		case strings.HasPrefix(line, "@@ "):
+			// @@ -a[,b] +c[,d] @@
+			fields := strings.Fields(line)
+			if len(fields) >= 3 {
+				start, _, _ := strings.Cut(strings.TrimPrefix(fields[2], "+"), ",")
+				next, _ = strconv.Atoi(start)
+			}
+		case strings.HasPrefix(line, "+"):
+			cur.lines = append(cur.lines, line[1:])
+			cur.numbers = append(cur.numbers, next)
+			next++
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if len(f.lines) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
