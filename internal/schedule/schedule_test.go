@@ -196,6 +196,9 @@ func TestReminderDeliveredOnce(t *testing.T) {
 	if len(got) != 1 || got[0].text != "⏰ Reminder: check the deploy" || !got[0].at.Equal(t0.Add(20*time.Minute)) {
 		t.Fatalf("deliveries = %+v; want one at 15:50", got)
 	}
+	if err := r.mgr.Idle(t.Context(), conv); err != nil {
+		t.Fatal(err)
+	}
 	if sent := r.rec.Texts(); len(sent) != 1 || sent[0] != "⏰ Reminder: check the deploy" {
 		t.Fatalf("channel got %q", sent)
 	}
@@ -220,6 +223,12 @@ func TestTwoProcessesDeliverOnce(t *testing.T) {
 	advanceTo(t, clk, t0.Add(time.Hour))
 	// Both runners asleep again: everything due was handed over.
 	clk.WaitSleepers(t, 2)
+	// Handed over means queued: wait until both outboxes delivered.
+	for _, r := range []*rig{a, b} {
+		if err := r.mgr.Idle(t.Context(), conv); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Both may hand a reminder over; what reaches the owner counts.
 	all := append(a.rec.Texts(), b.rec.Texts()...)
 	seen := map[string]bool{}
