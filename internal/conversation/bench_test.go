@@ -10,6 +10,8 @@ import (
 
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
+	"github.com/fetch-dev/fetch/internal/redact"
+	"github.com/fetch-dev/fetch/internal/store"
 )
 
 // stamp is a Sender that notes when each reply went out (the moment the
@@ -46,10 +48,20 @@ func BenchmarkInstinctPath(b *testing.B) {
 
 func benchInstinct(b *testing.B, text string, backToBack bool) {
 	replies := make(stamp, 1)
-	e := start(b, filepath.Join(b.TempDir(), "fetch.db"), conversation.Config{
+	ctx := context.Background()
+	// As Fetch opens it: every text written passes through the redactor.
+	red, err := redact.New("sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "fetch.db"), store.WithScrub(red.String))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	e := newEnvOn(b, db, conversation.Config{
 		Senders: map[string]chat.Sender{"test": replies},
 	})
-	ctx := context.Background()
 	msg := chat.Message{Channel: "test", ConversationID: conv, UserID: owner, Text: text}
 	// Warm up: the conversation goroutine and its mode exist.
 	if err := e.mgr.Receive(ctx, msg); err != nil {
