@@ -302,6 +302,9 @@ func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error)
 	if err := ValidateURL(rawURL); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
+	if err := r.outsideWorkspaces(rawURL); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
 	tmp, err := r.staging(name)
 	if err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
@@ -359,6 +362,28 @@ func ValidateURL(raw string) error {
 		}
 	default:
 		return fmt.Errorf("scheme %q is not allowed (https, ssh or file only): %w", u.Scheme, ErrInvalidURL)
+	}
+	return nil
+}
+
+// outsideWorkspaces refuses a file:// source inside the workspaces root:
+// a kennel writes those repositories, and a clone runs git (upload-pack)
+// on the host against its source.
+func (r *Registry) outsideWorkspaces(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "file" {
+		return nil
+	}
+	root, err := filepath.EvalSymlinks(r.root)
+	if err != nil {
+		root = filepath.Clean(r.root)
+	}
+	src, err := filepath.EvalSymlinks(u.Path)
+	if err != nil {
+		src = filepath.Clean(u.Path)
+	}
+	if rel, err := filepath.Rel(root, src); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%q is inside the workspaces folder, which the kennels write: clone from its remote instead: %w", rawURL, ErrInvalidURL)
 	}
 	return nil
 }

@@ -193,9 +193,18 @@ func TestCreateListStatusDelete(t *testing.T) {
 func TestClone(t *testing.T) {
 	r := newRegistry(t)
 	ctx := t.Context()
-	src, err := r.Create(ctx, "origin", "python")
+	// The source lives outside r's workspaces: a repository inside them
+	// is written by a kennel, and a clone runs git on the host.
+	src, err := newRegistry(t).Create(ctx, "origin", "python")
 	if err != nil {
 		t.Fatal(err)
+	}
+	inside, err := r.Create(ctx, "inside", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Clone(ctx, "copy", "file://"+inside.Path); !errors.Is(err, workspace.ErrInvalidURL) {
+		t.Fatalf("clone of another workspace = %v; want ErrInvalidURL", err)
 	}
 	info, err := r.Clone(ctx, "copy", "file://"+src.Path)
 	if err != nil {
@@ -229,7 +238,7 @@ func TestClone(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(r.Root())
 	for _, e := range entries {
-		if e.Name() != "origin" && e.Name() != "copy" {
+		if e.Name() != "inside" && e.Name() != "copy" {
 			t.Errorf("left behind: %s", e.Name())
 		}
 	}
@@ -338,10 +347,11 @@ func TestRunAsOwnsEverything(t *testing.T) {
 	if _, err := r.Commit(ctx, wt, "n"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Clone(ctx, "copy", "file://"+ws.Path); err != nil {
+	r2 := newRegistry(t)
+	if _, err := r2.Clone(ctx, "copy", "file://"+ws.Path); err != nil {
 		t.Fatal(err)
 	}
-	for _, root := range []string{ws.Path, filepath.Join(r.Root(), "copy")} {
+	for _, root := range []string{ws.Path, filepath.Join(r2.Root(), "copy")} {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err != nil {
 				return err
