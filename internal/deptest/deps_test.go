@@ -34,8 +34,12 @@ var allowed = map[string][]string{
 	"internal/workspace": {"internal/store", "internal/gitrun"},
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed.
-	"internal/task":         {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact"},
-	"internal/agent":        {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts"},
+	"internal/task":  {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact"},
+	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code"},
+	// tokens: a BPE tokenizer with its vocabulary embedded.
+	"internal/tokens": {},
+	// code: reads a workspace's source on the host through os.Root.
+	"internal/code":         {"internal/tokens"},
 	"internal/schedule":     {"internal/store", "internal/chat", "instincts"},
 	"internal/watch":        {"internal/store", "internal/chat", "instincts", "internal/gitrun"},
 	"internal/progress":     {"internal/chat", "internal/store", "internal/task", "harness", "modes"},
