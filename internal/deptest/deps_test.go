@@ -47,6 +47,8 @@ var allowed = map[string][]string{
 	"internal/term":         {"internal/chat", "internal/redact"},
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},
 	"internal/deptest":      {},
+	// bench/tokens: runs the real agent on fakes to count its tokens.
+	"bench/tokens": {"identity", "instincts", "intent", "internal/agent", "internal/code", "internal/llm", "internal/store", "internal/task", "internal/tokens", "internal/workspace"},
 	// journey: tests of the built binary; its only non-test file is doc.go.
 	"journey": {},
 }
