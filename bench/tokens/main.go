@@ -36,8 +36,8 @@ import (
 
 // The demo workspace: a small Go web service.
 var demo = map[string]string{
-	"go.mod":  "module example.com/demo\n\ngo 1.24\n",
-	"main.go": "package main\n\nimport (\n\t\"log\"\n\t\"net/http\"\n)\n\nfunc main() {\n\tmux := http.NewServeMux()\n\tRoutes(mux)\n\tlog.Fatal(http.ListenAndServe(\":8080\", mux))\n}\n",
+	"go.mod":    "module example.com/demo\n\ngo 1.24\n",
+	"main.go":   "package main\n\nimport (\n\t\"log\"\n\t\"net/http\"\n)\n\nfunc main() {\n\tmux := http.NewServeMux()\n\tRoutes(mux)\n\tlog.Fatal(http.ListenAndServe(\":8080\", mux))\n}\n",
 	"routes.go": "package main\n\nimport \"net/http\"\n\n// Routes registers the service's handlers.\nfunc Routes(mux *http.ServeMux) {\n\tmux.HandleFunc(\"GET /users\", listUsers)\n\tmux.HandleFunc(\"POST /users\", createUser)\n}\n\nfunc listUsers(w http.ResponseWriter, r *http.Request) { w.Write([]byte(\"[]\")) }\n\nfunc createUser(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }\n",
 	"store.go":  "package main\n\n// User is one account.\ntype User struct {\n\tID   int\n\tName string\n}\n\n// Store keeps users in memory.\ntype Store struct{ users []User }\n\nfunc (s *Store) Add(u User) { s.users = append(s.users, u) }\n\nfunc (s *Store) All() []User { return s.users }\n",
 	"README.md": "# demo\n\nA small user service.\n",
@@ -84,7 +84,7 @@ func (s spaces) Clone(context.Context, string, string) (workspace.Info, error) {
 	return workspace.Info{}, nil
 }
 func (s spaces) Delete(context.Context, string) error { return nil }
-func (s spaces) Path(name string) (string, error)    { return filepath.Join(s.root, name), nil }
+func (s spaces) Path(name string) (string, error)     { return filepath.Join(s.root, name), nil }
 
 type tasks struct{}
 
