@@ -22,7 +22,7 @@ const (
 	// the fixed part of a call (prompt and tool definitions) stays near
 	// 1,000 tokens with the map of a small workspace, and a large one gets
 	// its most referenced files, enough to aim code_outline and code_read.
-	promptMapTokens = 250
+	promptMapTokens = 200
 	// mapTokens is code_map's default budget; maxMapTokens its ceiling.
 	mapTokens    = 1500
 	maxMapTokens = 4000
@@ -34,25 +34,25 @@ const (
 // Argument types of the code tools.
 type (
 	codeMapArgs struct {
-		Workspace string `json:"workspace,omitempty" description:"default: selected"`
-		Tokens    int    `json:"tokens,omitempty" description:"budget, default 1500"`
+		Workspace string `json:"workspace,omitempty"`
+		Tokens    int    `json:"tokens,omitempty"`
 	}
 	codePathArgs struct {
-		Path      string `json:"path" description:"relative to the workspace"`
-		Workspace string `json:"workspace,omitempty" description:"default: selected"`
+		Path      string `json:"path"`
+		Workspace string `json:"workspace,omitempty"`
 	}
 	codeReadArgs struct {
-		Path      string `json:"path" description:"relative to the workspace"`
-		From      int    `json:"from,omitempty" description:"first line, default 1"`
-		To        int    `json:"to,omitempty" description:"last line"`
-		Workspace string `json:"workspace,omitempty" description:"default: selected"`
+		Path      string `json:"path"`
+		From      int    `json:"from,omitempty"`
+		To        int    `json:"to,omitempty"`
+		Workspace string `json:"workspace,omitempty"`
 	}
 	codeSearchArgs struct {
 		Pattern    string   `json:"pattern" description:"RE2 regexp"`
-		Literal    bool     `json:"literal,omitempty" description:"pattern is plain text"`
+		Literal    bool     `json:"literal,omitempty"`
 		IgnoreCase bool     `json:"ignore_case,omitempty"`
-		Globs      []string `json:"globs,omitempty" description:"e.g. *.go"`
-		Workspace  string   `json:"workspace,omitempty" description:"default: selected"`
+		Globs      []string `json:"globs,omitempty"`
+		Workspace  string   `json:"workspace,omitempty"`
 	}
 )
 
