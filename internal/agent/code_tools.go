@@ -18,10 +18,11 @@ type Code interface {
 }
 
 const (
-	// promptMapTokens is the repository map's share of the system prompt:
-	// the fixed part of a call (prompt and tool definitions) stays near
-	// 1,000 tokens with the map of a small workspace, and a large one gets
-	// its most referenced files, enough to aim code_outline and code_read.
+	// promptMapTokens is the repository map's share of the system prompt.
+	// A small workspace's whole map fits (the bench's demo: about 120
+	// tokens); a large one gets its few most referenced files, enough to
+	// aim code_outline and code_read, at about a fifth of the 1,000-token
+	// target for the fixed part of a call (go run ./bench/tokens).
 	promptMapTokens = 200
 	// mapTokens is code_map's default budget; maxMapTokens its ceiling.
 	mapTokens    = 1500
