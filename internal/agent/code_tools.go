@@ -19,8 +19,8 @@ type Code interface {
 
 const (
 	// promptMapTokens is the repository map's share of the system prompt.
-	// A small workspace's whole map fits (the bench's demo: about 120
-	// tokens); a large one gets its few most referenced files, enough to
+	// A small workspace's whole map fits (the bench's demo does); a large
+	// one gets its few most referenced files, enough to
 	// aim code_outline and code_read, at about a fifth of the 1,000-token
 	// target for the fixed part of a call (go run ./bench/tokens).
 	promptMapTokens = 200
