@@ -30,6 +30,7 @@ type brain struct {
 // they are not available.
 type brainDeps struct {
 	workspaces agent.Workspaces
+	code       agent.Code
 	tasks      agent.Tasks
 	running    agent.Running
 }
@@ -47,7 +48,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 	ids := identity.New(filepath.Join(cfg.DataDir, identityDir), log.With("component", "identity"))
 	b := &brain{ids: ids, client: client}
 	b.agent, err = agent.New(agent.Config{
-		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Tasks: deps.tasks, Running: deps.running,
+		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Code: deps.code, Tasks: deps.tasks, Running: deps.running,
 		Logger:    log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},

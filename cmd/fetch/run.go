@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fetch-dev/fetch/internal/code"
 	"io"
 	"log/slog"
 	"os"
@@ -217,8 +218,10 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		release()
 		return nil, err
 	}
+	workspaces := newWorkspaces(cfg, log, k)
 	b, err := newBrain(cfg, db, log, brainDeps{
-		workspaces: newWorkspaces(cfg, log, k),
+		workspaces: workspaces,
+		code:       code.New(workspaces),
 		tasks:      engine,
 		running:    runningTasks{engine},
 	})

@@ -29,6 +29,10 @@ type Config struct {
 	Identity   Identities
 	Workspaces Workspaces
 	Tasks      Tasks
+	// Code reads workspaces' source for the code tools and the prompt's
+	// repository map; without it the code tools answer that they are not
+	// available.
+	Code Code
 	// Running finds the conversation's running task; required with Tasks.
 	Running Running
 	// Next resolves prompts that are not the agent's.

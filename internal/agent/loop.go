@@ -266,7 +266,7 @@ func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 	} else if t.changesContext {
 		r.promptDirty = true
 	}
-	result = bound(result)
+	result = boundTo(result, t.maxResult)
 	if n == repeatWarn {
 		result += fmt.Sprintf("\n\nWarning: this is the %d. identical call of %s; the result will not change. Do something else or answer.", n, c.Name)
 	}
@@ -292,11 +292,15 @@ func resendable(raw string) string {
 	return buf.String()
 }
 
-func bound(s string) string {
-	if len(s) <= maxResult {
+// boundTo cuts s to limit bytes (maxResult when 0).
+func boundTo(s string, limit int) string {
+	if limit <= 0 {
+		limit = maxResult
+	}
+	if len(s) <= limit {
 		return s
 	}
-	return s[:maxResult] + "\n…(truncated)"
+	return s[:limit] + "\n…(truncated)"
 }
 
 // end finishes the turn after the current tool calls with text as the

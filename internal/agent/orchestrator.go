@@ -133,6 +133,7 @@ func (a *Agent) register() error {
 			validate: func(p *progressArgs) error { trimmed(&p.Message); return nonEmpty("message", p.Message) },
 			run:      toolReportProgress}),
 	}
+	errs = append(errs, a.registerCode()...)
 	return errors.Join(errs...)
 }
 

@@ -24,6 +24,7 @@ type promptData struct {
 	Skills        []identity.Skill
 	Workspace     string
 	GitState      string
+	RepoMap       string
 	Task          *instincts.Task
 	Autonomy      instincts.Autonomy
 	Summary       string
@@ -45,6 +46,7 @@ func (r *run) buildPrompt(ctx context.Context) string {
 			r.a.log.Info("workspace status for the prompt", "workspace", r.workspace, "err", err)
 		}
 	}
+	d.RepoMap = r.repoMap(ctx)
 	if r.a.cfg.Running != nil {
 		if t, err := r.a.cfg.Running.Running(ctx, r.conv); err == nil {
 			d.Task = t

@@ -36,8 +36,10 @@ type tool struct {
 	access access
 	// changesContext: after it succeeds the system prompt is rebuilt.
 	changesContext bool
-	desc           string
-	schema         *jsonschema.Definition
+	// maxResult bounds its result (maxResult of the loop when 0).
+	maxResult int
+	desc      string
+	schema    *jsonschema.Definition
 	// call decodes raw arguments and returns the prepared call, or an
 	// error the model reads.
 	decode func(raw string) (prepared, error)
@@ -67,6 +69,8 @@ type spec[A any] struct {
 	access access
 	// changesContext: the system prompt is rebuilt after a success.
 	changesContext bool
+	// maxResult bounds its result (maxResult of the loop when 0).
+	maxResult int
 	// validate normalises and checks the arguments alone.
 	validate func(*A) error
 	// check is a precondition against the world, before approval.
@@ -90,7 +94,7 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	if err != nil {
 		return fmt.Errorf("agent: tool %s schema: %w", name, err)
 	}
-	t := &tool{name: name, access: s.access, changesContext: s.changesContext, desc: strings.TrimSpace(string(doc)), schema: schema}
+	t := &tool{name: name, access: s.access, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
 		if err := decodeArgs(raw, schema.Required, &args); err != nil {

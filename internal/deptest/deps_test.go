@@ -34,8 +34,12 @@ var allowed = map[string][]string{
 	"internal/workspace": {"internal/store", "internal/gitrun"},
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed.
-	"internal/task":         {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact"},
-	"internal/agent":        {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts"},
+	"internal/task":  {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact"},
+	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code"},
+	// tokens: a BPE tokenizer with its vocabulary embedded.
+	"internal/tokens": {},
+	// code: reads a workspace's source on the host through os.Root.
+	"internal/code":         {"internal/tokens"},
 	"internal/schedule":     {"internal/store", "internal/chat", "instincts"},
 	"internal/watch":        {"internal/store", "internal/chat", "instincts", "internal/gitrun"},
 	"internal/progress":     {"internal/chat", "internal/store", "internal/task", "harness", "modes"},
@@ -43,6 +47,8 @@ var allowed = map[string][]string{
 	"internal/term":         {"internal/chat", "internal/redact"},
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},
 	"internal/deptest":      {},
+	// bench/tokens: runs the real agent on fakes to count its tokens.
+	"bench/tokens": {"identity", "instincts", "intent", "internal/agent", "internal/code", "internal/llm", "internal/store", "internal/task", "internal/tokens", "internal/workspace"},
 	// journey: tests of the built binary; its only non-test file is doc.go.
 	"journey": {},
 }
