@@ -28,7 +28,14 @@ const (
 // json --allow-all-tools`). COPILOT_AUTO_UPDATE=false, or it updates itself
 // outside CI. The npm launcher spawns a native child that survives a signal
 // to the launcher alone; the kennel signals the whole process group.
+//
+// A read-only task runs without --allow-all-tools: view is allowed, and
+// apply_patch and bash fail with error.code "denied" (HARNESSES.md §5.2,
+// observed in copilot-permission-denied.jsonl).
 type CopilotAdapter struct{}
+
+// Traits implements Adapter.
+func (CopilotAdapter) Traits() Traits { return Traits{ReadOnly: true, ResumeUsage: UsagePerRun} }
 
 // Name implements Adapter.
 func (CopilotAdapter) Name() Name { return Copilot }
@@ -41,7 +48,10 @@ func (CopilotAdapter) Invocation(task Task, creds Credentials) (Invocation, erro
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: copilot invocation: %w", err)
 	}
-	argv := []string{"copilot", "--output-format", "json", "--allow-all-tools"}
+	argv := []string{"copilot", "--output-format", "json"}
+	if !task.ReadOnly {
+		argv = append(argv, "--allow-all-tools")
+	}
 	if task.Model != "" {
 		argv = append(argv, "--model", task.Model)
 	}
