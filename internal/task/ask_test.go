@@ -37,6 +37,16 @@ func TestAskAnswersWithoutTouchingTheWorkspace(t *testing.T) {
 			if got.Mode != task.Ask || got.Branch != "" || got.Worktree != "" || len(got.Commits) != 0 || got.Patch != "" || got.Base == "" {
 				t.Fatalf("an ask task made a branch, a worktree or a commit: %+v", got)
 			}
+			// The CLI ran in its read-only mode (fakecli records its argv
+			// on stderr).
+			if !strings.Contains(got.StderrTail, "fakecli: argv") {
+				t.Fatalf("no argv recorded in the stderr tail %q", got.StderrTail)
+			}
+			for _, f := range []string{"--dangerously-skip-permissions", "--yolo", "--allow-all-tools"} {
+				if strings.Contains(got.StderrTail, f) {
+					t.Errorf("a read-only run was started with %s: %q", f, got.StderrTail)
+				}
+			}
 			if after := testkit.TreeHash(t, wsPath); after != before {
 				t.Fatal("the workspace changed during a read-only task")
 			}
