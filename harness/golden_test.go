@@ -23,9 +23,12 @@ type golden struct {
 }
 
 // replay parses a transcript the way Run parses a live run.
-func replay(a Adapter, tr transcript) golden {
+func replay(a Adapter, tr transcript) golden { return replayAs(a, tr, taskOf(tr.name)) }
+
+// replayAs parses a transcript as the run of task.
+func replayAs(a Adapter, tr transcript, task Task) golden {
 	g := golden{Harness: a.Name(), Version: a.Version(), ExitCode: tr.exitCode, Events: []Event{}}
-	s := newStream(a.NewParser(taskOf(tr.name)), func(ev Event) { g.Events = append(g.Events, ev) })
+	s := newStream(a.NewParser(task), func(ev Event) { g.Events = append(g.Events, ev) })
 	for _, line := range tr.stdout {
 		s.line(line)
 	}
