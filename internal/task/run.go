@@ -185,9 +185,10 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	}
 	if cur.Mode == Ask {
 		changed, cerr := e.unchanged(cctx, cur, before)
+		reason := "the harness was to answer read-only, but the workspace changed: " + changed
 		if cerr != nil {
 			log.Error("check the workspace after a read-only run", "err", cerr)
-			changed = "could not check that the workspace is unchanged: " + cerr.Error()
+			changed, reason = cerr.Error(), "could not check that the read-only run left the workspace unchanged: "+cerr.Error()
 		}
 		if changed != "" {
 			cur.CostUSD = e.taskCost(cur, out)
@@ -198,7 +199,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 			if out.Success {
 				cur.Summary = e.store.Scrub(out.Summary)
 			}
-			return e.finish(cctx, cur, NeedsAttention, "the harness was to answer read-only, but the workspace changed: "+changed+". Nothing was committed; look at the workspace before you go on.")
+			return e.finish(cctx, cur, NeedsAttention, reason+". Nothing was committed; look at the workspace before you go on.")
 		}
 	}
 	return e.conclude(cctx, cur, out, err, lim)
