@@ -52,6 +52,13 @@ type Task struct {
 	// Timeout bounds the run; 0 means none. On expiry the run is stopped
 	// like a user stop and the Outcome says TimedOut.
 	Timeout time.Duration
+	// ReadOnly runs the CLI in its own read-only (plan) mode to answer a
+	// question about the code: Invocation selects that mode, or fails with
+	// ErrNoReadOnly for a CLI without one (Traits.ReadOnly), and the prompt
+	// asks for an answer instead of changes. Run takes no snapshot of the
+	// work tree (a snapshot writes git objects): the caller checks that the
+	// tree did not change.
+	ReadOnly bool
 }
 
 // dir returns the directory the CLI runs in.
@@ -122,6 +129,52 @@ type Adapter interface {
 	Invocation(task Task, creds Credentials) (Invocation, error)
 	// NewParser returns a parser for the output of one run of task.
 	NewParser(task Task) Parser
+	// Traits are what the adapter declares about its CLI beyond argv and
+	// output.
+	Traits() Traits
+}
+
+// Traits are the declared properties of an adapter's CLI.
+type Traits struct {
+	// ReadOnly: the CLI has a read-only mode that HARNESSES.md confirms,
+	// and Invocation selects it for Task.ReadOnly.
+	ReadOnly bool
+	// ResumeUsage says how a resumed run reports usage.
+	ResumeUsage UsageScope
+}
+
+// UsageScope says what the usage a run reports covers. The values are
+// stable: they appear in logs and tests.
+type UsageScope string
+
+const (
+	// UsagePerRun: every run reports its own usage, so a task's total is
+	// the sum of its runs.
+	UsagePerRun UsageScope = "per_run"
+	// UsageCumulative: a run that resumes a session reports the whole
+	// session's usage, earlier runs included, so a task's total is the
+	// last run's (Codex: turn.completed of `exec resume` counts the history
+	// again, codex-resume.jsonl; Qwen: result.usage is the session's).
+	UsageCumulative UsageScope = "cumulative"
+)
+
+// TaskUsage is the usage of a task whose earlier runs came to total after
+// a run that reported run; resumed says whether that run continued the
+// earlier runs' session.
+func TaskUsage(scope UsageScope, total, run Usage, resumed bool) Usage {
+	switch scope {
+	case UsageCumulative:
+		if resumed {
+			if run.IsZero() {
+				// The resumed run reported nothing (it failed early):
+				// the session's usage is still what it was.
+				return total
+			}
+			return run
+		}
+	case UsagePerRun:
+	}
+	return total.Add(run)
 }
 
 // Parser turns one run's stdout into events. A parser belongs to one run and
@@ -185,14 +238,28 @@ var promptInstructions string
 // input from the user.
 const QuestionMarker = "QUESTION:"
 
+// askInstructions follow the question of a read-only run (Task.ReadOnly).
+//
+//go:embed prompt_ask.md
+var askInstructions string
+
 // Prompt returns the text a CLI receives as its prompt for task: the answer
 // when resuming with one, otherwise the goal, unchanged, followed by Fetch's
-// instructions.
+// instructions (for a read-only run, those for answering a question).
 func Prompt(task Task) string {
 	if task.ResumeID != "" && task.Answer != "" {
 		return task.Answer
 	}
+	if task.ReadOnly {
+		return task.Goal + "\n\n" + askInstructions
+	}
 	return task.Goal + "\n\n" + promptInstructions
+}
+
+// readOnlyUnsupported is the error of Invocation for a read-only task on a
+// CLI without a read-only mode.
+func readOnlyUnsupported(name Name) error {
+	return fmt.Errorf("harness: %s invocation: %w", name, ErrNoReadOnly)
 }
 
 var (

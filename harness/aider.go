@@ -37,6 +37,9 @@ func (AiderAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: aider invocation: %w", err)
 	}
+	if task.ReadOnly {
+		return Invocation{}, readOnlyUnsupported(Aider)
+	}
 	model := task.Model
 	if model == "" {
 		model = AiderDefaultModel
@@ -61,6 +64,9 @@ func (AiderAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 // Keys implements Adapter: every provider's keys (a run gets its model's
 // provider's only).
 func (AiderAdapter) Keys() []Key { return providerKeys() }
+
+// Traits implements Adapter. No read-only mode is offered: HARNESSES.md §9 confirms no read-only mode for Aider --message.
+func (AiderAdapter) Traits() Traits { return Traits{ResumeUsage: UsagePerRun} }
 
 // NewParser implements Adapter.
 func (AiderAdapter) NewParser(task Task) Parser { return &aiderParser{session: aiderSession(task)} }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,6 +26,10 @@ const (
 // sandbox, and IS_SANDBOX=1 so that this also works if the kennel user is
 // root. SIGTERM does not stop Claude Code (it finishes its turn); the kennel
 // stops runs with SIGINT first.
+//
+// A read-only task runs in plan mode (--permission-mode plan, HARNESSES.md
+// §2.2) instead: reads are allowed, and a write or a shell command is
+// denied as a tool error and listed in result.permission_denials (§2.4).
 type ClaudeAdapter struct{}
 
 // Name implements Adapter.
@@ -38,7 +43,12 @@ func (ClaudeAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: claude invocation: %w", err)
 	}
-	argv := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+	argv := []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}
+	if task.ReadOnly {
+		argv = append(argv, "--permission-mode", "plan")
+	} else {
+		argv = append(argv, "--dangerously-skip-permissions")
+	}
 	if task.Model != "" {
 		argv = append(argv, "--model", task.Model)
 	}
@@ -60,7 +70,14 @@ func (ClaudeAdapter) Keys() []Key {
 }
 
 // NewParser implements Adapter.
-func (ClaudeAdapter) NewParser(Task) Parser { return newClaudeParser(claudeTools) }
+func (ClaudeAdapter) NewParser(task Task) Parser {
+	p := newClaudeParser(claudeTools)
+	p.readOnly = task.ReadOnly
+	return p
+}
+
+// Traits implements Adapter.
+func (ClaudeAdapter) Traits() Traits { return Traits{ReadOnly: true, ResumeUsage: UsagePerRun} }
 
 // claudeFlavor describes a CLI that writes Claude Code's stream-json (Claude
 // Code itself, Qwen Code).
@@ -71,6 +88,11 @@ type claudeFlavor struct {
 	// apiErrorPrefix marks a final text that is really an API error
 	// reported as a successful result (Qwen).
 	apiErrorPrefix string
+	// messageUsage: the CLI may end without a result line (Qwen at its
+	// turn limit, exit 53), and then its usage is only on the assistant
+	// messages. The parser sums it, once per message id, and reports the
+	// sum when no result line reported usage.
+	messageUsage bool
 }
 
 var claudeTools = claudeFlavor{
@@ -84,6 +106,18 @@ type claudeParser struct {
 	flavor  claudeFlavor
 	session string
 	tools   map[string]pendingTool
+	// readOnly: the run is in plan mode, where a shell command is denied
+	// only after the tool_use line, as a tool error. The command's start
+	// is held back until its result says whether it ran, so that a denied
+	// command is never shown as run.
+	readOnly bool
+	// messages holds the usage of each assistant message by id, and
+	// order the ids in the order first seen (flavor.messageUsage).
+	messages map[string]Usage
+	order    []string
+	// resultUsage: a result line reported usage; the message sums are
+	// not needed.
+	resultUsage bool
 }
 
 // pendingTool is a tool call waiting for its result.
@@ -91,10 +125,14 @@ type pendingTool struct {
 	name  string
 	path  string // edit tools
 	shell bool
+	// command is the shell command; held is true while its start event
+	// is held back (readOnly).
+	command string
+	held    bool
 }
 
 func newClaudeParser(f claudeFlavor) *claudeParser {
-	return &claudeParser{flavor: f, tools: make(map[string]pendingTool)}
+	return &claudeParser{flavor: f, tools: make(map[string]pendingTool), messages: make(map[string]Usage)}
 }
 
 type claudeLine struct {
@@ -108,12 +146,16 @@ type claudeLine struct {
 	MaxRetries  int  `json:"max_retries"`
 	ErrorStatus *int `json:"error_status"`
 	// result
-	IsError        bool         `json:"is_error"`
-	Result         string       `json:"result"`
-	Errors         []string     `json:"errors"`
-	TerminalReason string       `json:"terminal_reason"`
-	TotalCostUSD   float64      `json:"total_cost_usd"`
-	Usage          *claudeUsage `json:"usage"`
+	IsError           bool         `json:"is_error"`
+	Result            string       `json:"result"`
+	Errors            []string     `json:"errors"`
+	TerminalReason    string       `json:"terminal_reason"`
+	TotalCostUSD      float64      `json:"total_cost_usd"`
+	Usage             *claudeUsage `json:"usage"`
+	PermissionDenials []struct {
+		ToolName  string `json:"tool_name"`
+		ToolUseID string `json:"tool_use_id"`
+	} `json:"permission_denials"`
 	// control_request
 	Request *struct {
 		Subtype  string          `json:"subtype"`
@@ -123,7 +165,9 @@ type claudeLine struct {
 }
 
 type claudeMessage struct {
+	ID      string          `json:"id"`
 	Content json.RawMessage `json:"content"`
+	Usage   *claudeUsage    `json:"usage"`
 }
 
 type claudeBlock struct {
@@ -186,8 +230,55 @@ func (p *claudeParser) Parse(line []byte, emit func(Event)) {
 	}
 }
 
-// Flush implements Parser.
-func (p *claudeParser) Flush(func(Event)) {}
+// Flush implements Parser. Commands still held back never got a result
+// (the run ended first): they are reported as started, since they may have
+// run. Without a result line, the usage summed over the assistant messages
+// is reported (flavor.messageUsage).
+func (p *claudeParser) Flush(emit func(Event)) {
+	for _, id := range p.heldIDs() {
+		t := p.tools[id]
+		emit(Event{Kind: KindCommand, Tool: t.name, ToolID: id, Command: t.command})
+	}
+	if p.flavor.messageUsage && !p.resultUsage {
+		var sum Usage
+		for _, id := range p.order {
+			sum = sum.Add(p.messages[id])
+		}
+		if !sum.IsZero() {
+			emit(Event{Kind: KindUsage, Usage: &sum})
+		}
+	}
+}
+
+// heldIDs lists the tool ids of held-back commands, sorted for a stable
+// order.
+func (p *claudeParser) heldIDs() []string {
+	var ids []string
+	for id, t := range p.tools {
+		if t.held {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// messageUsage remembers the usage of an assistant message. Claude-style
+// CLIs write one line per content block with the same message id and
+// usage, so each id counts once; the last line of an id wins.
+func (p *claudeParser) messageUsage(m *claudeMessage) {
+	if !p.flavor.messageUsage || m.ID == "" || m.Usage == nil {
+		return
+	}
+	if _, seen := p.messages[m.ID]; !seen {
+		p.order = append(p.order, m.ID)
+	}
+	p.messages[m.ID] = m.Usage.usage()
+}
+
+func (u claudeUsage) usage() Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
+}
 
 func (p *claudeParser) sessionFrom(id string, emit func(Event)) {
 	if id != "" && id != p.session {
@@ -219,6 +310,7 @@ func (p *claudeParser) assistant(l claudeLine, emit func(Event)) {
 	if l.Message == nil {
 		return
 	}
+	p.messageUsage(l.Message)
 	var blocks []claudeBlock
 	if err := json.Unmarshal(l.Message.Content, &blocks); err != nil {
 		if text := contentText(l.Message.Content); text != "" {
@@ -257,9 +349,14 @@ func (p *claudeParser) toolUse(b claudeBlock, emit func(Event)) {
 	var input map[string]json.RawMessage
 	_ = json.Unmarshal(b.Input, &input) // a tool without object input is still a tool use
 	if p.flavor.shell[b.Name] {
-		t.shell = true
+		t.shell, t.command = true, jsonString(input["command"])
+		if p.readOnly {
+			t.held = true
+			p.tools[b.ID] = t
+			return
+		}
 		p.tools[b.ID] = t
-		emit(Event{Kind: KindCommand, Tool: b.Name, ToolID: b.ID, Command: jsonString(input["command"])})
+		emit(Event{Kind: KindCommand, Tool: b.Name, ToolID: b.ID, Command: t.command})
 		return
 	}
 	if field, ok := p.flavor.edits[b.Name]; ok {
@@ -289,7 +386,15 @@ func (p *claudeParser) user(l claudeLine, emit func(Event)) {
 		}
 		delete(p.tools, b.ToolUseID)
 		text := contentText(b.Content)
+		denied := b.IsError && (claudeDenial(text) || (p.readOnly && t.shell && !claudeExitCode.MatchString(text)))
+		if t.held && !denied {
+			emit(Event{Kind: KindCommand, Tool: t.name, ToolID: b.ToolUseID, Command: t.command})
+		}
 		switch {
+		case denied && t.shell:
+			emit(Event{Kind: KindCommand, Tool: t.name, ToolID: b.ToolUseID, Command: t.command, Denied: true, Text: capText(text)})
+		case denied:
+			emit(Event{Kind: KindError, Tool: t.name, ToolID: b.ToolUseID, Denied: true, Text: capText(text)})
 		case t.shell && !b.IsError:
 			emit(Event{Kind: KindCommand, Tool: t.name, ToolID: b.ToolUseID, ExitCode: exitCode(0), Text: capText(text)})
 		case t.shell && claudeExitCode.MatchString(text):
@@ -304,15 +409,21 @@ func (p *claudeParser) user(l claudeLine, emit func(Event)) {
 }
 
 func (p *claudeParser) result(l claudeLine, emit func(Event)) {
+	// Commands still held back that the result lists as denied never ran.
+	for _, d := range l.PermissionDenials {
+		if t, ok := p.tools[d.ToolUseID]; ok && t.held {
+			delete(p.tools, d.ToolUseID)
+			emit(Event{Kind: KindCommand, Tool: t.name, ToolID: d.ToolUseID, Command: t.command, Denied: true, Text: "permission denied"})
+		}
+	}
 	if l.Usage != nil || l.TotalCostUSD != 0 {
 		u := Usage{CostUSD: l.TotalCostUSD}
 		if l.Usage != nil {
-			u.InputTokens = l.Usage.InputTokens
-			u.OutputTokens = l.Usage.OutputTokens
-			u.CacheReadTokens = l.Usage.CacheReadInputTokens
-			u.CacheWriteTokens = l.Usage.CacheCreationInputTokens
+			u = l.Usage.usage()
+			u.CostUSD = l.TotalCostUSD
 		}
 		if !u.IsZero() {
+			p.resultUsage = true
 			emit(Event{Kind: KindUsage, Usage: &u})
 		}
 	}
@@ -344,6 +455,15 @@ func (p *claudeParser) result(l claudeLine, emit func(Event)) {
 		msg = "run ended with " + l.Subtype
 	}
 	emit(Event{Kind: KindResult, Text: capText(msg)})
+}
+
+// claudeDenial tells a tool result that is a permission denial, by the
+// texts Claude Code 2.1.197 writes (HARNESSES.md §2.4,
+// claude-permission-denied.jsonl): "This command requires approval" for
+// Bash, "Claude requested permissions to write to …, but you haven't
+// granted it yet." for edits.
+func claudeDenial(text string) bool {
+	return strings.Contains(text, "requires approval") || strings.Contains(text, "haven't granted it yet")
 }
 
 // errorMessage reads {"message": …} or a plain string.

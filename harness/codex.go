@@ -33,6 +33,9 @@ func (CodexAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: codex invocation: %w", err)
 	}
+	if task.ReadOnly {
+		return Invocation{}, readOnlyUnsupported(Codex)
+	}
 	argv := []string{"codex", "exec"}
 	if task.ResumeID != "" {
 		argv = append(argv, "resume")
@@ -54,6 +57,20 @@ func (CodexAdapter) Invocation(task Task, creds Credentials) (Invocation, error)
 func (CodexAdapter) Keys() []Key {
 	return []Key{{envOpenAIAPIKey, true}, {envCodexAPIKey, true}, {envOpenAIBaseURL, false}}
 }
+
+// Traits implements Adapter.
+//
+// Codex is not offered for read-only tasks. Its read-only mode is its own
+// sandbox (-s read-only), which is the landlock/seccomp sandbox that fails
+// inside containers (HARNESSES.md §3.2): the shell commands Codex reads
+// files with would fail, sometimes with exit 0. Without the sandbox nothing
+// refuses writes: `codex exec` 0.169 has no -a/--ask-for-approval, and its
+// approval policy is effectively "never" (§3.2).
+//
+// A resumed thread (`codex exec resume`) reports the whole thread's usage
+// in turn.completed (codex-resume.jsonl: 4200 input tokens after a first
+// turn of 2100).
+func (CodexAdapter) Traits() Traits { return Traits{ResumeUsage: UsageCumulative} }
 
 // NewParser implements Adapter.
 func (CodexAdapter) NewParser(Task) Parser {

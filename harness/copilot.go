@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +29,14 @@ const (
 // json --allow-all-tools`). COPILOT_AUTO_UPDATE=false, or it updates itself
 // outside CI. The npm launcher spawns a native child that survives a signal
 // to the launcher alone; the kennel signals the whole process group.
+//
+// A read-only task runs without --allow-all-tools: view is allowed, and
+// apply_patch and bash fail with error.code "denied" (HARNESSES.md §5.2,
+// observed in copilot-permission-denied.jsonl).
 type CopilotAdapter struct{}
+
+// Traits implements Adapter.
+func (CopilotAdapter) Traits() Traits { return Traits{ReadOnly: true, ResumeUsage: UsagePerRun} }
 
 // Name implements Adapter.
 func (CopilotAdapter) Name() Name { return Copilot }
@@ -41,7 +49,10 @@ func (CopilotAdapter) Invocation(task Task, creds Credentials) (Invocation, erro
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: copilot invocation: %w", err)
 	}
-	argv := []string{"copilot", "--output-format", "json", "--allow-all-tools"}
+	argv := []string{"copilot", "--output-format", "json"}
+	if !task.ReadOnly {
+		argv = append(argv, "--allow-all-tools")
+	}
 	if task.Model != "" {
 		argv = append(argv, "--model", task.Model)
 	}
@@ -64,17 +75,32 @@ func (CopilotAdapter) Keys() []Key {
 }
 
 // NewParser implements Adapter.
-func (CopilotAdapter) NewParser(Task) Parser {
-	return &copilotParser{tools: make(map[string]string)}
+func (CopilotAdapter) NewParser(task Task) Parser {
+	return &copilotParser{tools: make(map[string]copilotTool), readOnly: task.ReadOnly}
 }
 
 // copilotParser reads Copilot CLI's JSONL: {"type","data",…} envelopes and
 // a different terminal line {"type":"result","sessionId","exitCode","usage"}.
 type copilotParser struct {
-	tools        map[string]string // toolCallId → tool name
+	tools        map[string]copilotTool // by toolCallId
 	lastText     string
 	sessionError string
+	// readOnly: the run has no --allow-all-tools, so bash is denied, but
+	// only in tool.execution_complete. A shell command's start is held
+	// back until then, so that a denied command is never shown as run.
+	readOnly bool
 }
+
+// copilotTool is a tool call waiting for its completion.
+type copilotTool struct {
+	name    string
+	command string
+	held    bool
+}
+
+// copilotDenied is error.code of a tool Copilot refused
+// (copilot-permission-denied.jsonl).
+const copilotDenied = "denied"
 
 type copilotLine struct {
 	Type      string          `json:"type"`
@@ -165,13 +191,16 @@ func (p *copilotParser) Parse(line []byte, emit func(Event)) {
 	case "assistant.turn_retry":
 		emit(Event{Kind: KindError, Text: "model call failed (" + d.Reason + "); retrying"})
 	case "tool.execution_start":
-		p.tools[d.ToolCallID] = d.ToolName
+		p.tools[d.ToolCallID] = copilotTool{name: d.ToolName}
 		if d.ToolName == copilotShellTool {
 			var args struct {
 				Command string `json:"command"`
 			}
 			_ = json.Unmarshal(d.Arguments, &args) // no command is still a command event
-			emit(Event{Kind: KindCommand, Tool: d.ToolName, ToolID: d.ToolCallID, Command: args.Command})
+			p.tools[d.ToolCallID] = copilotTool{name: d.ToolName, command: args.Command, held: p.readOnly}
+			if !p.readOnly {
+				emit(Event{Kind: KindCommand, Tool: d.ToolName, ToolID: d.ToolCallID, Command: args.Command})
+			}
 			return
 		}
 		input := d.Arguments
@@ -189,12 +218,40 @@ func (p *copilotParser) Parse(line []byte, emit func(Event)) {
 	}
 }
 
-// Flush implements Parser.
-func (p *copilotParser) Flush(func(Event)) {}
+// Flush implements Parser. Commands still held back never completed (the
+// run ended first): they are reported as started, since they may have run.
+func (p *copilotParser) Flush(emit func(Event)) {
+	var ids []string
+	for id, t := range p.tools {
+		if t.held {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		emit(Event{Kind: KindCommand, Tool: p.tools[id].name, ToolID: id, Command: p.tools[id].command})
+	}
+}
 
 func (p *copilotParser) complete(d copilotData, emit func(Event)) {
-	name := p.tools[d.ToolCallID]
+	t := p.tools[d.ToolCallID]
+	name := t.name
 	delete(p.tools, d.ToolCallID)
+	var e struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(d.Error, &e) // a string or no error is not a denial
+	denied := d.Success != nil && !*d.Success && e.Code == copilotDenied
+	switch {
+	case denied && name == copilotShellTool:
+		emit(Event{Kind: KindCommand, Tool: name, ToolID: d.ToolCallID, Command: t.command, Denied: true, Text: capText(errorMessage(d.Error))})
+		return
+	case denied:
+		emit(Event{Kind: KindError, Tool: name, ToolID: d.ToolCallID, Denied: true, Text: capText(errorMessage(d.Error))})
+		return
+	case t.held:
+		emit(Event{Kind: KindCommand, Tool: name, ToolID: d.ToolCallID, Command: t.command})
+	}
 	for _, f := range d.FileEdits {
 		emit(Event{Kind: KindFileChanged, Tool: name, ToolID: d.ToolCallID, Path: f.Path, Change: copilotChangeKind(f.Kind)})
 	}

@@ -32,6 +32,9 @@ func (CursorAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: cursor invocation: %w", err)
 	}
+	if task.ReadOnly {
+		return Invocation{}, readOnlyUnsupported(Cursor)
+	}
 	argv := []string{"cursor-agent", "-p", "--output-format", "stream-json", "--force", "--trust"}
 	if task.Model != "" {
 		argv = append(argv, "--model", task.Model)
@@ -45,6 +48,10 @@ func (CursorAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 
 // Keys implements Adapter.
 func (CursorAdapter) Keys() []Key { return []Key{{envCursorAPIKey, true}} }
+
+// Traits implements Adapter. No read-only mode is offered: Cursor's --mode plan|ask is documented (HARNESSES.md §8.2) but was never
+// run.
+func (CursorAdapter) Traits() Traits { return Traits{ResumeUsage: UsagePerRun} }
 
 // NewParser implements Adapter.
 func (CursorAdapter) NewParser(Task) Parser { return &cursorParser{} }

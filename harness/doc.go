@@ -29,6 +29,21 @@
 // an option value it is passed as "--option=value", so a goal starting with
 // '-' is never read as a flag. Nothing goes through a shell.
 //
+// Each adapter declares Traits. ReadOnly: the CLI has a read-only mode that
+// HARNESSES.md confirms, and Invocation selects it for Task.ReadOnly (a
+// question about the code): Claude Code --permission-mode plan (§2.2, its
+// denials §2.4), Gemini --approval-mode default (§4.2: no write or shell
+// tool is offered without --yolo), Copilot without --allow-all-tools (§5.2:
+// apply_patch and bash are denied). The others refuse a read-only task with
+// ErrNoReadOnly: Codex's read-only mode is its own sandbox, which fails in
+// containers (§3.2); Qwen and Aider have none; OpenCode's --agent plan and
+// Cursor's --mode plan|ask were never run. A read-only run gets
+// prompt_ask.md instead of prompt.md, and no work-tree snapshots (they write
+// git objects): the caller checks the tree. A command that such a CLI denies
+// is reported once, with Event.Denied, never as run. ResumeUsage: Codex and
+// Qwen report a resumed session's whole usage (UsageCumulative), the others
+// each run's own; TaskUsage adds runs accordingly.
+//
 // Credentials come from configuration as one map of environment variable
 // names to values. Each adapter passes only the names its CLI reads
 // (OpenCode and Aider: only their model's provider's); FETCH_DISCORD_TOKEN,

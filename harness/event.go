@@ -15,7 +15,8 @@ const (
 	// search, …): Tool, ToolID and Input.
 	KindToolUse Kind = "tool_use"
 	// KindCommand is a shell command. ExitCode is nil when the command
-	// starts and set when the CLI reports that it finished.
+	// starts and set when the CLI reports that it finished. Denied is set
+	// instead when the CLI refused to run it.
 	KindCommand Kind = "command"
 	// KindFileChanged names a file that changed. While the CLI runs it is
 	// what the CLI's own edit tool reported (Git false). After the run, Run
@@ -78,6 +79,10 @@ type Event struct {
 	SessionID string `json:"session_id,omitempty"`
 	// Success is set on result events: what the terminal event reported.
 	Success bool `json:"success,omitempty"`
+	// Denied marks a tool call the CLI refused to carry out (a permission
+	// denial, a read-only run): a command event with Denied never ran and
+	// has no exit code; an error event with Denied is a refused tool.
+	Denied bool `json:"denied,omitempty"`
 	// Raw is the unrecognised JSON line (raw).
 	Raw json.RawMessage `json:"raw,omitempty"`
 }

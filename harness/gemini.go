@@ -24,8 +24,13 @@ const (
 // GEMINI_CLI_TRUST_WORKSPACE=true, or headless runs exit 55 in an untrusted
 // folder; GEMINI_CLI_NO_RELAUNCH=true, so that Gemini is one process and a
 // stop reaches it (the relaunched child ignores signals to its parent).
-// Without --yolo, headless Gemini offers the model no write or shell tools.
+// Without --yolo, headless Gemini offers the model no write or shell tools
+// (HARNESSES.md §4.2, observed in gemini-default-approval-readonly.jsonl):
+// a read-only task runs with --approval-mode default.
 type GeminiAdapter struct{}
+
+// Traits implements Adapter.
+func (GeminiAdapter) Traits() Traits { return Traits{ReadOnly: true, ResumeUsage: UsagePerRun} }
 
 // Name implements Adapter.
 func (GeminiAdapter) Name() Name { return Gemini }
@@ -38,7 +43,12 @@ func (GeminiAdapter) Invocation(task Task, creds Credentials) (Invocation, error
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: gemini invocation: %w", err)
 	}
-	argv := []string{"gemini", "--output-format", "stream-json", "--yolo"}
+	argv := []string{"gemini", "--output-format", "stream-json"}
+	if task.ReadOnly {
+		argv = append(argv, "--approval-mode", "default")
+	} else {
+		argv = append(argv, "--yolo")
+	}
 	if task.Model != "" {
 		argv = append(argv, "--model", task.Model)
 	}

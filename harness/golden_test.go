@@ -23,9 +23,12 @@ type golden struct {
 }
 
 // replay parses a transcript the way Run parses a live run.
-func replay(a Adapter, tr transcript) golden {
+func replay(a Adapter, tr transcript) golden { return replayAs(a, tr, taskOf(tr.name)) }
+
+// replayAs parses a transcript as the run of task.
+func replayAs(a Adapter, tr transcript, task Task) golden {
 	g := golden{Harness: a.Name(), Version: a.Version(), ExitCode: tr.exitCode, Events: []Event{}}
-	s := newStream(a.NewParser(transcriptTask), func(ev Event) { g.Events = append(g.Events, ev) })
+	s := newStream(a.NewParser(task), func(ev Event) { g.Events = append(g.Events, ev) })
 	for _, line := range tr.stdout {
 		s.line(line)
 	}
@@ -110,6 +113,7 @@ var expectations = map[string]expectation{
 	"claude-question-text.jsonl":                {success: true, session: "ec1d435f-acfa-4932-8b2c-54520ce203f6", usage: true, question: "only integers?"},
 	"claude-question-askuserquestion-stdio.txt": {success: true, session: "80b4fc93-f1d8-4c23-9fc1-bfe7d5bee86f", usage: true},
 	"claude-permission-denied.jsonl":            {success: true, session: "f29fba0c-8c06-4235-9455-608c293e13ff", usage: true},
+	"claude-readonly-plan-denied.jsonl":         {success: true, session: "5b0e7f7a-9d1c-4c55-8e2a-3f6d2c1a9e41", usage: true},
 	"claude-error-auth-missing.jsonl":           {session: "a705dc7e-1055-47e6-a71a-e35e38ea9a73", errorHas: "Not logged in"},
 	"claude-error-401.jsonl":                    {session: "7b859323-a4e2-494a-be8c-0565a9ab6523", errorHas: "Invalid API key"},
 	"claude-error-429.jsonl":                    {session: "8f1fbca2-26c8-40c4-863d-da24440a1dd8", errorHas: "429"},
@@ -157,6 +161,7 @@ var expectations = map[string]expectation{
 	"qwen-task.jsonl":               {success: true, session: "d6e5137f-476e-48fe-a356-fb2bede185e9", usage: true, files: []string{"/workspace/calc.py"}},
 	"qwen-error-401.jsonl":          {session: "785fed07-f8e9-447c-b85c-bb9f543d7d75", errorHas: "[API Error: 401"},
 	"qwen-error-auth-missing.jsonl": {session: "b754f7d2-2645-4717-a838-f9028af5105b", errorHas: "No auth type"},
+	"qwen-turn-limit.jsonl":         {session: "0f3a9c2e-7b14-4d8a-9e61-2c5b7d8e9f10", usage: true, files: []string{"/workspace/calc.py"}, errorHas: "exited with code 53"},
 
 	"cursor-task.jsonl":          {success: true, session: "c6b62c6f-7ead-4fd6-9922-e952131177ff", files: []string{"/workspace/calc.py"}},
 	"cursor-docs-example.jsonl":  {success: true, session: "c6b62c6f-7ead-4fd6-9922-e952131177ff", files: []string{"/Users/user/project/summary.txt"}},
@@ -233,3 +238,11 @@ func TestTranscriptFacts(t *testing.T) {
 
 // transcriptTask is the task a transcript is replayed as.
 var transcriptTask = Task{ID: "transcript-task"}
+
+// taskOf is the task a transcript is replayed as: a read-only one for the
+// runs of read-only tasks ("-readonly-" in the name).
+func taskOf(name string) Task {
+	t := transcriptTask
+	t.ReadOnly = strings.Contains(name, "-readonly-")
+	return t
+}

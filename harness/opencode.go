@@ -35,6 +35,9 @@ func (OpenCodeAdapter) Invocation(task Task, creds Credentials) (Invocation, err
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: opencode invocation: %w", err)
 	}
+	if task.ReadOnly {
+		return Invocation{}, readOnlyUnsupported(OpenCode)
+	}
 	model := task.Model
 	if model == "" {
 		model = OpenCodeDefaultModel
@@ -54,6 +57,11 @@ func (OpenCodeAdapter) Invocation(task Task, creds Credentials) (Invocation, err
 func (OpenCodeAdapter) Keys() []Key {
 	return append([]Key{{envOpenCodeConfigContent, true}}, providerKeys()...)
 }
+
+// Traits implements Adapter. No read-only mode is offered: HARNESSES.md §6.2 lists --agent plan but did not run it, and
+// the observed way to refuse edits (a permission set to "ask" in the
+// configuration) stops the run at the first refusal.
+func (OpenCodeAdapter) Traits() Traits { return Traits{ResumeUsage: UsagePerRun} }
 
 // NewParser implements Adapter.
 func (OpenCodeAdapter) NewParser(Task) Parser { return &openCodeParser{} }

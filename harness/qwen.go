@@ -33,6 +33,9 @@ func (QwenAdapter) Invocation(task Task, creds Credentials) (Invocation, error) 
 	if err := validate(task); err != nil {
 		return Invocation{}, fmt.Errorf("harness: qwen invocation: %w", err)
 	}
+	if task.ReadOnly {
+		return Invocation{}, readOnlyUnsupported(Qwen)
+	}
 	// --prompt=… keeps a prompt that starts with '-' from being read as a flag.
 	argv := []string{"qwen", "--output-format", "stream-json", "--yolo"}
 	if creds[envOpenAIAPIKey] != "" {
@@ -57,8 +60,14 @@ func (QwenAdapter) Keys() []Key {
 // NewParser implements Adapter.
 func (QwenAdapter) NewParser(Task) Parser { return newClaudeParser(qwenTools) }
 
+// Traits implements Adapter. HARNESSES.md §7 confirms no read-only mode for
+// Qwen Code (only --yolo was run). A resumed session's result.usage counts
+// the whole session.
+func (QwenAdapter) Traits() Traits { return Traits{ResumeUsage: UsageCumulative} }
+
 var qwenTools = claudeFlavor{
 	shell:          map[string]bool{"run_shell_command": true},
 	edits:          map[string]string{"edit": "file_path", "write_file": "file_path"},
 	apiErrorPrefix: "[API Error",
+	messageUsage:   true,
 }

@@ -20,7 +20,9 @@ type Runner interface {
 // argv and environment only, feeds stdout to the adapter's parser and calls
 // onEvent (which may be nil) for every event, in order, from the runner's
 // line callback. After the CLI ended, however it ended, it snapshots the work
-// tree again and emits one file_changed event per file that changed.
+// tree again and emits one file_changed event per file that changed. A
+// read-only task (Task.ReadOnly) gets no snapshots, since taking one writes
+// git objects: the caller checks that the work tree stayed the same.
 //
 // A run that the CLI failed, that timed out or that was stopped is an
 // Outcome, not an error. Errors are infrastructure failures: an invalid
@@ -33,9 +35,12 @@ func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds C
 		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)
 	}
 	repo := gitRepo{runner: runner, workspace: task.Workspace, dir: task.dir(), taskID: task.ID}
-	before, err := repo.snapshot(ctx)
-	if err != nil {
-		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: snapshot before: %w", name, err)
+	var before snapshot
+	if !task.ReadOnly {
+		before, err = repo.snapshot(ctx)
+		if err != nil {
+			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: snapshot before: %w", name, err)
+		}
 	}
 
 	s := newStream(adapter.NewParser(task), onEvent)
@@ -65,6 +70,12 @@ func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds C
 		stopped:    res.Stopped || ctx.Err() != nil,
 	})
 
+	if task.ReadOnly {
+		if ctx.Err() != nil {
+			return o, fmt.Errorf("harness: run %s: %w", name, context.Cause(ctx))
+		}
+		return o, nil
+	}
 	// The work tree is measured even when the run was stopped or ctx ended:
 	// the CLI may have changed files before that.
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gitTimeout)

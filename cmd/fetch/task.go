@@ -27,7 +27,7 @@ import (
 )
 
 const taskUsage = `Usage:
-  fetch task run --workspace W [--harness H] [--queue] [--wait] "goal"
+  fetch task run --workspace W [--harness H] [--queue] [--wait] [--ask] "goal"
   fetch task ls [--all] [--workspace W]
   fetch task show [--json] ID
   fetch task log [--json] ID
@@ -38,6 +38,9 @@ const taskUsage = `Usage:
 run starts a coding harness on a goal in workspace W (a directory under
 $FETCH_WORKSPACES), on its own branch fetch/ID, and prints the task id.
 --queue queues the task when the workspace is busy instead of refusing.
+--ask answers the goal as a question about the code instead: the harness
+(one with a read-only mode: claude, gemini, copilot) runs read-only on the
+workspace itself, with no branch and no commit; its answer is the result.
 --wait follows the task to its end, printing its steps; the exit code
 then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
 waiting for an answer, 3 cancelled.
@@ -83,6 +86,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		hname   = fs.String("harness", "", "harness")
 		wait    = fs.Bool("wait", false, "follow the task to its end")
 		queue   = fs.Bool("queue", false, "queue when the workspace is busy")
+		ask     = fs.Bool("ask", false, "answer a question read-only: no branch, no commit")
 		asJSON  = fs.Bool("json", false, "JSON output")
 		all     = fs.Bool("all", false, "list every task, not only the last 20")
 		showAll = fs.Bool("help", false, "help")
@@ -137,7 +141,11 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 
 	switch sub {
 	case "run":
-		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Queue: *queue, Defer: !*wait})
+		mode := task.Work
+		if *ask {
+			mode = task.Ask
+		}
+		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Queue: *queue, Defer: !*wait, Mode: mode})
 		if err != nil {
 			return err
 		}
@@ -148,7 +156,11 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "%s\n", t.ID)
 			return nil
 		}
-		fmt.Fprintf(stdout, "Task %s %s on %s (%s), branch %s\n", t.ID, t.State, t.Workspace, t.Harness, t.Branch)
+		where := "branch " + t.Branch
+		if t.Mode == task.Ask {
+			where = "read-only, no branch"
+		}
+		fmt.Fprintf(stdout, "Task %s %s on %s (%s), %s\n", t.ID, t.State, t.Workspace, t.Harness, where)
 		return waitTask(ctx, engine, t.ID, stdout, clean)
 	case "follow":
 		// The worker behind fetch task run without --wait.
@@ -358,6 +370,9 @@ func printTask(w io.Writer, t task.Task, clean func(string) string) {
 	row("Workspace", t.Workspace)
 	row("Harness", t.Harness)
 	row("Goal", t.Goal)
+	if t.Mode == task.Ask {
+		row("Mode", "ask (read-only, no branch)")
+	}
 	row("Branch", t.Branch)
 	row("Worktree", t.Worktree)
 	row("Created", t.CreatedAt.Local().Format(time.DateTime))

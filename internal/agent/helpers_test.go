@@ -147,7 +147,7 @@ type memTasks struct {
 func (m *memTasks) Create(_ context.Context, r task.Request) (task.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := task.Task{ID: fmt.Sprintf("t-%d", len(m.created)+101), ConversationID: r.ConversationID, Workspace: r.Workspace, Goal: r.Goal, Harness: or(r.Harness, "claude"), State: task.Running, Branch: "fetch/t"}
+	t := task.Task{ID: fmt.Sprintf("t-%d", len(m.created)+101), ConversationID: r.ConversationID, Workspace: r.Workspace, Goal: r.Goal, Harness: or(r.Harness, "claude"), State: task.Running, Branch: "fetch/t", Mode: r.Mode}
 	m.created = append(m.created, t)
 	return t, nil
 }

@@ -34,6 +34,12 @@ type (
 		Harness   string `json:"harness,omitempty" description:"coding CLI to use (see the harness pack); best fit when empty"`
 		Queue     bool   `json:"queue,omitempty" description:"queue behind a running task instead of failing"`
 	}
+	taskAskArgs struct {
+		Question  string `json:"question" description:"the question about the code, with what a good answer covers"`
+		Workspace string `json:"workspace,omitempty" description:"workspace to read; the selected one when empty"`
+		Harness   string `json:"harness,omitempty" description:"coding CLI to ask: one with a read-only mode (claude, gemini, copilot); the default when empty"`
+		Queue     bool   `json:"queue,omitempty" description:"queue behind a running task instead of failing"`
+	}
 	taskID struct {
 		ID string `json:"id" description:"the task id task_create returned"`
 	}
@@ -114,6 +120,15 @@ func (a *Agent) register() error {
 				}
 				return "", desc
 			}}),
+		define(a, "task_ask", spec[taskAskArgs]{access: asking, changesContext: true,
+			validate: func(t *taskAskArgs) error {
+				trimmed(&t.Question, &t.Workspace, &t.Harness)
+				return nonEmpty("question", t.Question)
+			},
+			check: func(ctx context.Context, r *run, t taskAskArgs) error {
+				return checkTaskCreate(ctx, r, taskCreateArgs{Workspace: t.Workspace})
+			},
+			run: toolTaskAsk}),
 		define(a, "task_cancel", spec[taskID]{access: mutating, changesContext: true,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskCancel}),
@@ -332,6 +347,24 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	// starts.
 	r.created = append(r.created, created)
 	return fmt.Sprintf("Created task %s: harness %s in workspace %s on branch %s, state %s. Tell the owner its id.", created.ID, or(created.Harness, "default"), created.Workspace, or(created.Branch, "(new)"), created.State), nil
+}
+
+// toolTaskAsk hands a question to a harness that runs read-only on the
+// workspace: no branch, no commit; the answer arrives as the task's result.
+func toolTaskAsk(ctx context.Context, r *run, t taskAskArgs) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	ws := or(t.Workspace, r.workspace)
+	if ws == "" {
+		return "", errNoWorkspace
+	}
+	created, err := r.a.cfg.Tasks.Create(ctx, task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Question, Harness: t.Harness, Queue: t.Queue, Mode: task.Ask})
+	if err != nil {
+		return "", err
+	}
+	r.created = append(r.created, created)
+	return fmt.Sprintf("Asked: task %s, harness %s reading workspace %s (read-only, no branch), state %s. Its answer comes to the owner as a message when it is ready; tell the owner so, with the id, and do not guess the answer.", created.ID, or(created.Harness, "default"), created.Workspace, created.State), nil
 }
 
 func toolTaskStatus(ctx context.Context, r *run, t optionalTask) (string, error) {

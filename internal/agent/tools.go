@@ -27,6 +27,11 @@ const (
 	readOnly access = "read"
 	// mutating tools change something; only an action offers them.
 	mutating access = "write"
+	// asking tools hand a question to a harness that runs read-only
+	// (task_ask): they change nothing, but start a run that takes minutes
+	// and costs, so an inquiry and an action offer them, a conversation
+	// does not.
+	asking access = "ask"
 )
 
 // tool is one orchestrator tool. Its schema is generated from the Go type
@@ -191,7 +196,7 @@ func (a *Agent) offered(kind intent.Kind) []llm.Tool {
 }
 
 func allowed(t *tool, kind intent.Kind) bool {
-	return t.access == readOnly || kind == intent.Action
+	return t.access == readOnly || kind == intent.Action || (t.access == asking && kind == intent.Inquiry)
 }
 
 // toolNames lists the names of tools, sorted.

@@ -28,6 +28,9 @@ func step(ev harness.Event, scrub func(string) string) string {
 		}
 		return "🔧 " + ev.Tool
 	case harness.KindCommand:
+		if ev.Denied {
+			return "🚫 denied: " + clip(oneLine(scrub(ev.Command)), 80)
+		}
 		if ev.ExitCode != nil {
 			return ""
 		}
@@ -40,6 +43,9 @@ func step(ev harness.Event, scrub func(string) string) string {
 	case harness.KindText:
 		return "💬 " + clip(oneLine(scrub(ev.Text)), 100)
 	case harness.KindError:
+		if ev.Denied {
+			return "🚫 denied: " + ev.Tool
+		}
 		return "⚠️ " + clip(oneLine(scrub(ev.Text)), 100)
 	case harness.KindQuestion, harness.KindResult, harness.KindUsage, harness.KindSession, harness.KindRaw:
 		return ""

@@ -42,6 +42,10 @@ func scanTask(s scanner) (Task, error) {
 	if err := json.Unmarshal([]byte(commits), &t.Commits); err != nil {
 		return Task{}, fmt.Errorf("commits of %s: %w", t.ID, err)
 	}
+	t.Mode = Work
+	if t.Branch == "" {
+		t.Mode = Ask
+	}
 	t.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	t.CreatedAt = parseTime(created)
 	t.StartedAt = parseTime(started)

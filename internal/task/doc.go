@@ -31,6 +31,21 @@
 // (workspace.RemoveWorktree): work that exists nowhere else is never
 // deleted.
 //
+// An Ask task (Request.Mode) answers a question about the code instead:
+// the harness runs in its own read-only mode (harness.Traits.ReadOnly; the
+// other harnesses are refused) on the workspace itself, without a worktree
+// or branch, and its final message is the task's summary. Nothing is
+// committed. The workspace's fingerprint (HEAD, status, tracked diff;
+// workspace.Fingerprint, read in the kennel without writing) is taken
+// before the run and compared after it: a run that changed anything ends
+// NeedsAttention saying what, and the change is left for the owner. The
+// mode has no column (the schema belongs to package store): an Ask task
+// is the one stored without a branch.
+//
+// A task's cost adds up its runs, except for harnesses whose resumed run
+// reports the whole session (harness.UsageCumulative: Codex, Qwen): then
+// the last report is the total.
+//
 // A run that ends with a question puts the task in waiting_input; Respond
 // resumes the harness's session with the answer. Cancel stops the run
 // through the kennel and marks the task cancelled; a run that ends after a

@@ -251,8 +251,19 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	if name == "" {
 		name = e.cfg.DefaultHarness
 	}
-	if _, err := e.cfg.Harnesses.Get(name); err != nil {
+	adapter, err := e.cfg.Harnesses.Get(name)
+	if err != nil {
 		return Task{}, fmt.Errorf("task: create: unknown harness %q (have %v): %w", req.Harness, e.cfg.Harnesses.Names(), ErrInvalid)
+	}
+	switch req.Mode {
+	case "", Work:
+		req.Mode = Work
+	case Ask:
+		if !adapter.Traits().ReadOnly {
+			return Task{}, fmt.Errorf("task: create: harness %s has no read-only mode, so it cannot answer questions; these can: %v: %w", name, e.readOnlyHarnesses(), ErrInvalid)
+		}
+	default:
+		return Task{}, fmt.Errorf("task: create: unknown mode %q (work or ask): %w", req.Mode, ErrInvalid)
 	}
 	// The goal is stored, shown and handed to the CLI inert and
 	// redacted: Fetch's own secrets never enter the kennel, nor does a
@@ -270,10 +281,12 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	now := e.now()
 	t := Task{
 		ID: e.newID(), ConversationID: req.ConversationID, Workspace: req.Workspace, Goal: req.Goal,
-		Harness: string(name), State: Queued, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
+		Harness: string(name), State: Queued, Mode: req.Mode, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
 	}
-	t.Branch = workspace.BranchPrefix + t.ID
-	err := e.tx(ctx, func(tx *sql.Tx) error {
+	if t.Mode == Work {
+		t.Branch = workspace.BranchPrefix + t.ID
+	}
+	err = e.tx(ctx, func(tx *sql.Tx) error {
 		t.State, t.StartedAt, t.Owner = Queued, time.Time{}, ""
 		var holder string
 		var holderState State
@@ -311,11 +324,22 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 		}
 		return Task{}, fmt.Errorf("task: create: %w", err)
 	}
-	e.log.Info("task created", "task", t.ID, "workspace", t.Workspace, "harness", t.Harness, "state", t.State)
+	e.log.Info("task created", "task", t.ID, "workspace", t.Workspace, "harness", t.Harness, "mode", t.Mode, "state", t.State)
 	if t.State == Running {
 		e.follow(t, false)
 	}
 	return t, nil
+}
+
+// readOnlyHarnesses lists the harnesses that can run Ask tasks.
+func (e *Engine) readOnlyHarnesses() []harness.Name {
+	var out []harness.Name
+	for _, n := range e.cfg.Harnesses.Names() {
+		if a, err := e.cfg.Harnesses.Get(n); err == nil && a.Traits().ReadOnly {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (e *Engine) isOpen() bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/workspace"
 )
 
 // eventBuffer is how many harness events wait for the event log writer.
@@ -87,8 +88,19 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	if err != nil {
 		return e.finish(ctx, t, Failed, "workspace: "+err.Error())
 	}
+	// before is the workspace as an Ask run found it, taken when this
+	// process starts the run (nil when it follows one after a restart).
+	var before *workspace.Fingerprint
 	if !attach {
-		if t.Worktree == "" {
+		if t.Mode == Ask {
+			fp, err := e.cfg.Workspaces.Fingerprint(ctx, t.Workspace)
+			if err != nil {
+				log.Error("fingerprint the workspace", "err", err)
+				return e.finish(ctx, t, Failed, "could not read the workspace's state before the run: "+err.Error())
+			}
+			before, t.Base = &fp, fp.Head
+		}
+		if t.Mode == Work && t.Worktree == "" {
 			wt, err := e.cfg.Workspaces.AddWorktree(ctx, t.Workspace, t.ID)
 			if err != nil {
 				log.Error("add worktree", "err", err)
@@ -171,7 +183,61 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	if err != nil && !errors.Is(err, ErrGone) {
 		log.Error("run", "err", err)
 	}
+	if cur.Mode == Ask {
+		changed, cerr := e.unchanged(cctx, cur, before)
+		reason := "the harness was to answer read-only, but the workspace changed: " + changed
+		if cerr != nil {
+			log.Error("check the workspace after a read-only run", "err", cerr)
+			changed, reason = cerr.Error(), "could not check that the read-only run left the workspace unchanged: "+cerr.Error()
+		}
+		if changed != "" {
+			cur.CostUSD = e.taskCost(cur, out)
+			cur.ExitCode, cur.StderrTail, cur.Answer = out.ExitCode, e.store.Scrub(out.StderrTail), ""
+			if out.SessionID != "" {
+				cur.SessionID = out.SessionID
+			}
+			if out.Success {
+				cur.Summary = e.store.Scrub(out.Summary)
+			}
+			return e.finish(cctx, cur, NeedsAttention, reason+". Nothing was committed; look at the workspace before you go on.")
+		}
+	}
 	return e.conclude(cctx, cur, out, err, lim)
+}
+
+// unchanged checks, in the kennel, that an Ask run left its workspace as
+// it found it, and says what changed ("" when nothing did). before is the
+// fingerprint taken when the run started; without one (the run was
+// followed again after a restart) HEAD must still be the Base recorded
+// then, and the work tree must be clean, or the check cannot tell.
+func (e *Engine) unchanged(ctx context.Context, t Task, before *workspace.Fingerprint) (string, error) {
+	after, err := e.cfg.Workspaces.Fingerprint(ctx, t.Workspace)
+	if err != nil {
+		return "", err
+	}
+	if before != nil {
+		return before.Changes(after), nil
+	}
+	var parts []string
+	if after.Head != t.Base {
+		parts = append(parts, (workspace.Fingerprint{Head: t.Base}).Changes(workspace.Fingerprint{Head: after.Head}))
+	}
+	if !after.Clean() {
+		parts = append(parts, "the run was followed again after a restart and the work tree has uncommitted changes, which may be the run's: "+(workspace.Fingerprint{}).Changes(workspace.Fingerprint{Status: after.Status}))
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// taskCost is the task's cost after a run that came to out: the sum of
+// its runs, except for a harness whose resumed run reports the whole
+// session (harness.UsageCumulative), whose last report is the total.
+func (e *Engine) taskCost(t Task, out harness.Outcome) float64 {
+	scope := harness.UsagePerRun
+	if a, err := e.cfg.Harnesses.Get(harness.Name(t.Harness)); err == nil {
+		scope = a.Traits().ResumeUsage
+	}
+	resumed := t.Answer != "" && t.SessionID != ""
+	return harness.TaskUsage(scope, harness.Usage{CostUSD: t.CostUSD}, harness.Usage{CostUSD: out.Usage.CostUSD}, resumed).CostUSD
 }
 
 // limits records why the engine stopped a run.
@@ -188,11 +254,11 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 	lim.mu.Lock()
 	timedOut, capped := lim.timedOut, lim.capped
 	lim.mu.Unlock()
+	t.CostUSD = e.taskCost(t, out) // before Answer and SessionID change
 	if out.SessionID != "" {
 		t.SessionID = out.SessionID
 	}
 	t.ExitCode, t.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
-	t.CostUSD += out.Usage.CostUSD
 	t.Answer = ""
 	switch {
 	case t.CancelRequested:
@@ -317,7 +383,7 @@ func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 
 // harnessTask is the harness's view of the task's current run.
 func (e *Engine) harnessTask(t Task) harness.Task {
-	ht := harness.Task{ID: t.RunID, Goal: t.Goal, Workdir: t.Worktree}
+	ht := harness.Task{ID: t.RunID, Goal: t.Goal, Workdir: t.Worktree, ReadOnly: t.Mode == Ask}
 	if p, err := e.cfg.Workspaces.Path(t.Workspace); err == nil {
 		ht.Workspace = p
 	}

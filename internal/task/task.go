@@ -12,6 +12,20 @@ import (
 // MaxGoalLen is the longest goal accepted, in characters.
 const MaxGoalLen = 2000
 
+// Mode is what a task does with its workspace. The values are shown and
+// logged.
+type Mode string
+
+const (
+	// Work changes the code, on the task's own worktree and branch.
+	Work Mode = "work"
+	// Ask answers a question about the code: the harness runs in its own
+	// read-only mode on the workspace itself, with no worktree or branch,
+	// and its final message is the task's summary. Nothing is committed;
+	// a run that changed the workspace anyway ends NeedsAttention.
+	Ask Mode = "ask"
+)
+
 // Request asks for a task.
 type Request struct {
 	// ConversationID is where progress goes; empty for the command line.
@@ -26,6 +40,9 @@ type Request struct {
 	// Defer creates the task queued even when it could start: another
 	// process (a fetch task worker) starts it with Engine.Start.
 	Defer bool
+	// Mode is Work when empty. An Ask needs a harness with a read-only
+	// mode (harness.Traits.ReadOnly).
+	Mode Mode
 }
 
 // Task is one task as stored.
@@ -36,9 +53,14 @@ type Task struct {
 	Goal           string `json:"goal"`
 	Harness        string `json:"harness"`
 	State          State  `json:"state"`
+	// Mode is Work or Ask. It is not a column of its own: an Ask task is
+	// the one stored without a branch (every Work task has one from its
+	// creation).
+	Mode Mode `json:"mode"`
 
 	// Branch is fetch/<id>; Worktree its directory; Base the commit it
-	// started from, on BaseBranch.
+	// started from, on BaseBranch. An Ask task has no branch or worktree;
+	// Base is the workspace's HEAD when its last run started.
 	Branch     string `json:"branch,omitempty"`
 	Worktree   string `json:"worktree,omitempty"`
 	Base       string `json:"base,omitempty"`

@@ -12,7 +12,7 @@ import (
 func parseClaude(args []string, stderr io.Writer) (invocation, error) {
 	var inv invocation
 	var print, verbose, skip, partial bool
-	var format, maxTurns, appendPrompt string
+	var format, maxTurns, appendPrompt, permissionMode string
 	f := newFlags("claude", stderr)
 	f.boolean(&print, "p", "print")
 	f.boolean(&verbose, "verbose")
@@ -23,10 +23,17 @@ func parseClaude(args []string, stderr io.Writer) (invocation, error) {
 	f.str(&inv.resume, "r", "resume")
 	f.str(&maxTurns, "max-turns")
 	f.str(&appendPrompt, "append-system-prompt")
+	f.str(&permissionMode, "permission-mode")
 	pos, err := f.parse(args)
 	if err != nil {
 		return inv, err
 	}
+	switch permissionMode {
+	case "", "acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan":
+	default:
+		return inv, fmt.Errorf("error: option '--permission-mode <mode>' argument '%s' is invalid. Allowed choices are acceptEdits, auto, bypassPermissions, default, dontAsk, plan.", permissionMode)
+	}
+	inv.readOnly = permissionMode == "plan" && !skip
 	switch {
 	case !print:
 		return inv, errors.New("fakecli: interactive mode is not scripted; use -p")
@@ -50,13 +57,15 @@ type claudeStyle struct {
 	model   string
 	cwd     string
 	qwen    bool
+	plan    bool
 	texts   []string
 	toolSeq int
 	turns   int
+	denials []obj
 }
 
 func newClaude(o out, inv invocation, s *session) emitter {
-	return &claudeStyle{o: o, sess: s, model: orDefault(inv.model, "claude-opus-4-8"), cwd: cwd()}
+	return &claudeStyle{o: o, sess: s, model: orDefault(inv.model, "claude-opus-4-8"), cwd: cwd(), plan: inv.readOnly}
 }
 
 func newQwen(o out, inv invocation, s *session) emitter {
@@ -78,6 +87,9 @@ func (c *claudeStyle) start() {
 		init["permission_mode"], init["qwen_code_version"] = "yolo", "0.15.10"
 	} else {
 		init["permissionMode"], init["claude_code_version"], init["apiKeySource"] = "bypassPermissions", "2.1.197", "ANTHROPIC_API_KEY"
+		if c.plan {
+			init["permissionMode"] = "plan"
+		}
 	}
 	c.o.json(init)
 }
@@ -117,6 +129,20 @@ func (c *claudeStyle) edit(path string, created bool, before, after string) {
 	c.toolResult(id, fmt.Sprintf("The file %s has been updated successfully.", path), false)
 }
 
+// deniedEdit is an Edit refused in plan mode: the tool_use line, then the
+// denial as a tool error (claude-permission-denied.jsonl), and a Bash
+// check refused the same way.
+func (c *claudeStyle) deniedEdit(path string) {
+	id := c.toolID()
+	c.assistant(obj{"type": "tool_use", "id": id, "name": "Edit", "input": obj{"file_path": path, "old_string": "", "new_string": "x", "replace_all": false}})
+	c.toolResult(id, fmt.Sprintf("Claude requested permissions to write to %s, but you haven't granted it yet.", path), true)
+	c.denials = append(c.denials, obj{"tool_name": "Edit", "tool_use_id": id, "tool_input": obj{"file_path": path}})
+	id = c.toolID()
+	c.assistant(obj{"type": "tool_use", "id": id, "name": "Bash", "input": obj{"command": "cat " + path, "description": "Check the result"}})
+	c.toolResult(id, "This command requires approval", true)
+	c.denials = append(c.denials, obj{"tool_name": "Bash", "tool_use_id": id, "tool_input": obj{"command": "cat " + path}})
+}
+
 func (c *claudeStyle) command(cmd, output string, exit int) {
 	id := c.toolID()
 	c.assistant(obj{"type": "tool_use", "id": id, "name": c.tool("Bash", "run_shell_command"), "input": obj{"command": cmd, "description": "Check the result"}})
@@ -135,7 +161,7 @@ func (c *claudeStyle) finish(summary string) {
 		c.text(summary)
 	}
 	r := obj{"type": "result", "subtype": "success", "is_error": false, "duration_ms": 512, "num_turns": c.turns,
-		"result": summary, "session_id": c.sess.ID, "permission_denials": []any{}, "uuid": newID("claude"),
+		"result": summary, "session_id": c.sess.ID, "permission_denials": orEmpty(c.denials), "uuid": newID("claude"),
 		"usage": obj{"input_tokens": fakeInputTokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": fakeOutputTokens}}
 	if !c.qwen {
 		r["total_cost_usd"], r["terminal_reason"], r["stop_reason"] = fakeCostUSD, "completed", "end_turn"
@@ -182,6 +208,13 @@ func parseQwen(args []string, stderr io.Writer) (invocation, error) {
 		return inv, usagef("missing --prompt")
 	}
 	return inv, nil
+}
+
+func orEmpty(s []obj) []obj {
+	if s == nil {
+		return []obj{}
+	}
+	return s
 }
 
 func orDefault(s, def string) string {

@@ -32,9 +32,10 @@ func parseCopilot(args []string, stderr io.Writer) (invocation, error) {
 		return inv, usagef("unexpected arguments %q", pos)
 	case inv.prompt == "":
 		return inv, usagef("missing --prompt")
-	case !allowAllTools && !allowAll:
-		return inv, fmt.Errorf("fakecli: --allow-all-tools is required for non-interactive mode")
 	}
+	// Without them, view is allowed and apply_patch and bash are denied
+	// (copilot-permission-denied.jsonl).
+	inv.readOnly = !allowAllTools && !allowAll
 	return inv, nil
 }
 
@@ -89,6 +90,16 @@ func (c *copilotStyle) edit(path string, created bool, _, after string) {
 	c.event("tool.execution_complete", obj{"toolCallId": id, "success": true, "fileEdits": []obj{{"path": path, "kind": kind}},
 		"result": obj{"content": "Modified 1 file(s): " + path}}, false)
 	c.files = append(c.files, path)
+	c.last = ""
+}
+
+// deniedEdit is apply_patch refused without --allow-all-tools
+// (copilot-permission-denied.jsonl).
+func (c *copilotStyle) deniedEdit(path string) {
+	id := c.callID()
+	patch := fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n+x\n*** End Patch\n", path)
+	c.event("tool.execution_start", obj{"toolCallId": id, "toolName": "apply_patch", "arguments": patch, "toolTitle": "Applying patch"}, false)
+	c.event("tool.execution_complete", obj{"toolCallId": id, "success": false, "error": obj{"message": "Permission denied because no interactive user response was available. Retry in an interactive session so the user can approve it, or try an alternative that does not require this permission.", "code": "denied"}}, false)
 	c.last = ""
 }
 

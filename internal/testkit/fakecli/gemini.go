@@ -24,7 +24,17 @@ func parseGemini(args []string, stderr io.Writer) (invocation, error) {
 	if err != nil {
 		return inv, err
 	}
+	switch approval {
+	case "", "default", "auto_edit", "yolo", "plan":
+	default:
+		return inv, usagef("Invalid values:\n  Argument: approval-mode, Given: %q, Choices: \"default\", \"auto_edit\", \"yolo\", \"plan\"", approval)
+	}
+	// Without --yolo (or auto_edit), headless Gemini offers the model no
+	// write or shell tools (gemini-default-approval-readonly.jsonl).
+	inv.readOnly = !yolo && approval != "yolo" && approval != "auto_edit"
 	switch {
+	case yolo && approval != "" && approval != "yolo":
+		return inv, usagef("Cannot use both --yolo (-y) and --approval-mode together. Use --approval-mode=yolo instead.")
 	case format != "stream-json":
 		return inv, fmt.Errorf("fakecli: only --output-format stream-json is scripted, got %q", format)
 	case len(pos) != 0:

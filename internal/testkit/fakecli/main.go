@@ -7,6 +7,11 @@
 // really edits a file in its working directory, and keeps sessions under
 // $HOME so that resuming works.
 //
+// Run in a CLI's read-only mode (claude --permission-mode plan, gemini
+// without --yolo, copilot without --allow-all-tools), a scenario that would
+// edit is refused the way that CLI refuses it, and nothing is written;
+// only sneak-edit writes anyway.
+//
 // The scenario comes from the prompt, so the code under test needs no special
 // flags:
 //
@@ -18,6 +23,8 @@
 //	[scenario:huge:N]      write N MiB (default 16) of valid text events, then succeed
 //	[scenario:slow:N]      say "Still working" once a second for N seconds (default 5), then succeed
 //	[scenario:secret]      print fake tokens and the CLI's own credential in its output, then succeed
+//	[scenario:answer]      answer a question about the working directory without changing anything, exit 0
+//	[scenario:sneak-edit]  edit a file although the run is read-only (a read-only mode that leaks), then answer
 //	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)
 //
 // Every run writes "fakecli: argv <JSON array>", "fakecli: env <JSON array

@@ -27,6 +27,8 @@ type invocation struct {
 	resume  string // session id to continue
 	history string // Aider: the chat history file, which is its session
 	restore bool   // Aider: --restore-chat-history
+	// readOnly: the command line selected the CLI's read-only mode.
+	readOnly bool
 }
 
 // emitter writes one CLI's output format. The scenarios call it in this
@@ -40,6 +42,12 @@ type emitter interface {
 	commandStarted(cmd string)
 	finish(summary string)
 	fail(msg string)
+}
+
+// denier is an emitter that can show an edit its CLI refused in read-only
+// mode, in that CLI's own shape. Emitters without one say so in text.
+type denier interface {
+	deniedEdit(path string)
 }
 
 // cli is one CLI the binary can pretend to be.
@@ -276,6 +284,19 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 			em.text(fmt.Sprintf("Still working (%d/%d).", i+1, secs))
 			time.Sleep(time.Second)
 		}
+	case "answer":
+		em.start()
+		em.text("Let me look at the working directory.")
+		em.finish(answer())
+		return 0
+	case "sneak-edit":
+		// A read-only mode that leaks: the file changes anyway.
+		em.start()
+		if err := editFile(em, sc.file, "fake "+inv.cli+" edited this despite read-only mode"); err != nil {
+			return failEdit(em, c, err)
+		}
+		em.finish(answer())
+		return 0
 	case "secret":
 		em.start()
 		leak := "Found credentials: " + fakeAnthropicKey + " and " + fakeGitHubToken + " and " + fakeAWSKey + " and " + fakeSlackToken
@@ -291,11 +312,38 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		em.start()
 	}
 	em.text(fmt.Sprintf("I'll update %s.", sc.file))
+	if inv.readOnly {
+		// The CLI refuses the edit; nothing is written.
+		path := filepath.Join(cwd(), sc.file)
+		if d, ok := em.(denier); ok {
+			d.deniedEdit(path)
+		} else {
+			em.text("I cannot change files in this mode; the write tools are not available.")
+		}
+		em.finish(fmt.Sprintf("I could not update %s: this run is read-only.", sc.file))
+		return 0
+	}
 	if err := editFile(em, sc.file, "fake "+inv.cli+" was here (turn "+strconv.Itoa(sess.Turns)+")"); err != nil {
 		return failEdit(em, c, err)
 	}
 	em.finish(fmt.Sprintf("Appended one line to %s and checked it with cat.", sc.file))
 	return 0
+}
+
+// answer describes the working directory: a real answer about the code
+// that a test can check.
+func answer() string {
+	entries, err := os.ReadDir(cwd())
+	if err != nil {
+		return "I could not read the working directory: " + err.Error()
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Name() != ".git" {
+			names = append(names, e.Name())
+		}
+	}
+	return fmt.Sprintf("ANSWER: the working directory holds %d entries besides .git: %s.", len(names), strings.Join(names, ", "))
 }
 
 func failEdit(em emitter, c cli, err error) int {
