@@ -51,9 +51,9 @@ type Config struct {
 	// HistoryTurns is how many whole turns the model sees; older ones
 	// are summarised (default 12).
 	HistoryTurns int
-	// HistoryBytes bounds the text of those turns (default 60,000, about
-	// 15,000 tokens); the newest turn is sent whatever its size.
-	HistoryBytes int
+	// HistoryTokens bounds those turns, counted with the tokenizer
+	// (default 15,000); the newest turn is sent whatever its size.
+	HistoryTokens int
 	// ApprovalTTL is how long an approval stays open (default 1h).
 	ApprovalTTL time.Duration
 	Budget      Budget
@@ -88,8 +88,8 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.HistoryTurns <= 0 {
 		cfg.HistoryTurns = 12
 	}
-	if cfg.HistoryBytes <= 0 {
-		cfg.HistoryBytes = 60_000
+	if cfg.HistoryTokens <= 0 {
+		cfg.HistoryTokens = 15_000
 	}
 	if cfg.ApprovalTTL <= 0 {
 		cfg.ApprovalTTL = time.Hour

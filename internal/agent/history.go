@@ -11,6 +11,7 @@ import (
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/tokens"
 )
 
 const (
@@ -90,7 +91,7 @@ func validTurn(msgs []llm.Message) error {
 }
 
 // window is the conversation's summary and its newest whole turns: at
-// most HistoryTurns of them and HistoryBytes of text, but always the
+// most HistoryTurns of them and HistoryTokens tokens, but always the
 // newest. Older turns are folded into the summary first, in the same
 // transaction.
 func (a *Agent) window(ctx context.Context, conv string) (string, []llm.Message, error) {
@@ -113,8 +114,8 @@ func (a *Agent) window(ctx context.Context, conv string) (string, []llm.Message,
 		}
 		keep, size := 0, 0
 		for i := len(turns) - 1; i >= 0; i-- {
-			size += turnSize(turns[i])
-			if keep > 0 && (keep >= a.cfg.HistoryTurns || size > a.cfg.HistoryBytes) {
+			size += turnTokens(turns[i])
+			if keep > 0 && (keep >= a.cfg.HistoryTurns || size > a.cfg.HistoryTokens) {
 				break
 			}
 			keep++
@@ -147,12 +148,13 @@ func (a *Agent) window(ctx context.Context, conv string) (string, []llm.Message,
 	return summary, msgs, nil
 }
 
-func turnSize(msgs []llm.Message) int {
+// turnTokens is what a turn costs the model, by the tokenizer.
+func turnTokens(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += len(m.Content)
+		n += tokens.Count(m.Content)
 		for _, c := range m.ToolCalls {
-			n += len(c.Name) + len(c.Arguments)
+			n += tokens.Count(c.Name) + tokens.Count(c.Arguments)
 		}
 	}
 	return n

@@ -76,13 +76,13 @@ func TestClearStartsFreshHistoryKeepsWorkspace(t *testing.T) {
 }
 
 func TestHistoryWindowBoundedBySize(t *testing.T) {
-	r := newRig(t, func(_ *rig, c *agent.Config) { c.HistoryBytes = 250 })
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.HistoryTokens = 130 })
 	for i := 1; i <= 3; i++ {
-		r.llm.Script(testkit.Say(fmt.Sprintf("Answer %d: %s", i, strings.Repeat("x", 100))))
+		r.llm.Script(testkit.Say(fmt.Sprintf("Answer %d: %s", i, strings.Repeat("word ", 50))))
 		r.say(intent.Conversation, fmt.Sprintf("Question %d", i))
 	}
 	msgs := r.llm.Requests()[2].Body.Messages
-	// 2 turns of ~120 bytes fit in 250; the third would not.
+	// 2 turns of about 60 tokens fit in 130; the third would not.
 	if len(msgs) != 1+4+1 || msgs[1].Content.Text != "Question 1" {
 		t.Fatalf("%d messages, first %q", len(msgs), msgs[1].Content.Text)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
-	"unicode"
 
 	"github.com/fetch-dev/fetch/identity"
 	"github.com/fetch-dev/fetch/instincts"
@@ -70,31 +69,4 @@ func (r *run) instruction() string {
 		return "The owner asks a question. Look it up with read-only tools in one round, then answer."
 	}
 	return fmt.Sprintf("The owner wants something done. Use the tools; hand coding work to a harness with task_create. At most %d tool rounds.", r.a.cfg.MaxRounds)
-}
-
-// EstimateTokens approximates how many tokens a text costs: words and
-// punctuation, with long words counted by four-letter pieces, close to the
-// BPE tokenizers of current models for English prose and code.
-func EstimateTokens(s string) int {
-	n := 0
-	word := 0
-	flush := func() {
-		if word > 0 {
-			n += (word + 3) / 4
-			word = 0
-		}
-	}
-	for _, r := range s {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			word++
-		case unicode.IsSpace(r):
-			flush()
-		default:
-			flush()
-			n++
-		}
-	}
-	flush()
-	return n
 }

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"github.com/fetch-dev/fetch/internal/tokens"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -61,10 +62,10 @@ func TestSystemPromptIsSmallAndCarriesTheIdentity(t *testing.T) {
 			t.Errorf("system prompt lacks %q", want)
 		}
 	}
-	tokens := agent.EstimateTokens(sys)
-	t.Logf("system prompt: %d characters, about %d tokens", len(sys), tokens)
-	if tokens > promptBudget {
-		t.Errorf("system prompt is about %d tokens; keep it under %d", tokens, promptBudget)
+	n := tokens.Count(sys)
+	t.Logf("system prompt: %d characters, %d tokens", len(sys), n)
+	if n > promptBudget {
+		t.Errorf("system prompt is %d tokens; keep it under %d", n, promptBudget)
 	}
 
 	// A skill not triggered stays out; the migrations skill comes in on
@@ -88,13 +89,5 @@ func TestPromptRebuiltAfterContextChanges(t *testing.T) {
 	}
 	if s := r.llm.Requests()[1].System(); !strings.Contains(s, "Workspace: api") {
 		t.Fatalf("prompt not rebuilt after workspace_create:\n%s", s)
-	}
-}
-
-func TestEstimateTokens(t *testing.T) {
-	for text, want := range map[string]int{"": 0, "hello world": 4, "a, b.": 4, "internationalization": 5} {
-		if got := agent.EstimateTokens(text); got != want {
-			t.Errorf("EstimateTokens(%q) = %d; want %d", text, got, want)
-		}
 	}
 }

@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed.
 	"internal/task":  {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact"},
-	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code"},
+	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens"},
 	// tokens: a BPE tokenizer with its vocabulary embedded.
 	"internal/tokens": {},
 	// code: reads a workspace's source on the host through os.Root.
