@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,24 +30,19 @@ type runtime struct {
 	rec    *testkit.Recorder
 	engine *task.Engine
 	mgr    *conversation.Manager
+	close  func()
 }
 
 // newRuntime wires the runtime over workspaces (each created empty) and
 // opens it; it closes at cleanup. resolver answers the agent's prompts.
 func newRuntime(t *testing.T, resolver conversation.Resolver, workspaces ...string) *runtime {
 	t.Helper()
-	docker := testkit.RequireDocker(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	k, err := kennel.New(docker, kennel.Config{Image: testkit.HarnessImage(t), Instance: "fetch-conv-test", Grace: time.Second}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
 	}
-	db := openDB(t, filepath.Join(dir, "fetch.db"))
-	ws := workspace.New(filepath.Join(dir, "workspaces"), log).RunAs(10001, 10001)
+	k := testKennel(t)
+	ws := workspace.New(filepath.Join(dir, "workspaces"), quiet()).RunAs(10001, 10001)
 	for _, name := range workspaces {
 		info, err := ws.Create(t.Context(), name, "")
 		if err != nil {
@@ -57,6 +50,25 @@ func newRuntime(t *testing.T, resolver conversation.Resolver, workspaces ...stri
 		}
 		t.Cleanup(func() { k.Remove(context.Background(), info.Path) })
 	}
+	return openRuntime(t, openDB(t, filepath.Join(dir, "fetch.db")), k, ws, resolver)
+}
+
+// testKennel is a kennel on the harness test image.
+func testKennel(t *testing.T) *kennel.Kennel {
+	t.Helper()
+	docker := testkit.RequireDocker(t)
+	k, err := kennel.New(docker, kennel.Config{Image: testkit.HarnessImage(t), Instance: "fetch-conv-test", Grace: time.Second}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// openRuntime wires the runtime on db as cmd/fetch does and opens it; it
+// closes at cleanup (or earlier, by close).
+func openRuntime(t *testing.T, db *store.DB, k *kennel.Kennel, ws *workspace.Registry, resolver conversation.Resolver) *runtime {
+	t.Helper()
+	log := quiet()
 	rec := testkit.NewRecorder()
 	outbox := conversation.NewOutbox(db, map[string]chat.Sender{"term": rec}, log)
 	updates := task.NewFeed()
@@ -75,14 +87,17 @@ func newRuntime(t *testing.T, resolver conversation.Resolver, workspaces ...stri
 	if err := engine.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	stop := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := errors.Join(engine.Close(cctx), mgr.Close(cctx), outbox.Close(cctx)); err != nil {
 			t.Errorf("close: %v", err)
 		}
-	})
-	return &runtime{db: db, rec: rec, engine: engine, mgr: mgr}
+	}
+	var once sync.Once
+	r := &runtime{db: db, rec: rec, engine: engine, mgr: mgr, close: func() { once.Do(stop) }}
+	t.Cleanup(r.close)
+	return r
 }
 
 func (r *runtime) say(t *testing.T, conversationID, text string) {
@@ -278,5 +293,53 @@ func TestEverythingAtOnce(t *testing.T) {
 	}
 	if len(a.got) != 1 || a.got[0] != "delete demo=yes" {
 		t.Fatalf("approvals resolved: %v", a.got)
+	}
+}
+
+// TestResultLostInACrashIsToldAtStart: a task ended while no conversation
+// runtime told anyone (its process died between recording the end and
+// queueing the result). The next start tells the owner, once; a start
+// after that tells nothing again.
+func TestResultLostInACrashIsToldAtStart(t *testing.T) {
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	k := testKennel(t)
+	ws := workspace.New(filepath.Join(dir, "workspaces"), quiet()).RunAs(10001, 10001)
+	info, err := ws.Create(t.Context(), "app", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Remove(context.Background(), info.Path) })
+	db := openDB(t, filepath.Join(dir, "fetch.db"))
+	if _, err := db.EnsureConversation(t.Context(), conv, "term", "1"); err != nil {
+		t.Fatal(err)
+	}
+	// The run whose result was lost: an engine nobody listens to.
+	bare := task.New(task.Config{Store: db, Workspaces: ws, Runner: &task.KennelRunner{Kennel: k, Harnesses: harness.NewRegistry()}, Logger: quiet()})
+	if err := bare.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	created, err := bare.Create(t.Context(), task.Request{ConversationID: conv, Workspace: "app", Goal: "note it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := bare.Wait(t.Context(), created.ID); err != nil || got.State != task.Succeeded {
+		t.Fatalf("task = %+v, %v", got, err)
+	}
+	bare.Close(context.Background())
+
+	r := openRuntime(t, db, k, ws, nil)
+	waitText(t, r.rec, conv, "✅ Task "+created.ID+" succeeded")
+	r.mgr.Idle(t.Context(), conv)
+	r.close()
+	r2 := openRuntime(t, db, k, ws, nil)
+	r2.say(t, conv, "/status")
+	waitText(t, r2.rec, conv, "since")
+	for _, s := range r2.rec.Sent() {
+		if strings.Contains(s.Reply.Text, created.ID) {
+			t.Fatalf("told again after the next start: %q", s.Reply.Text)
+		}
 	}
 }

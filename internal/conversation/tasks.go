@@ -117,10 +117,22 @@ func (s *session) ended(ctx context.Context, t task.Task) {
 			s.fire(ctx, modes.TaskEnded, fmt.Sprintf("task %s %s", t.ID, t.State))
 		}
 	}
+	// The result is keyed by the task: an end told again (the engine
+	// retells recent ends at start, in case a crash lost the message)
+	// goes out once.
 	replies := s.tracker.Ended(t)
-	s.m.send(ctx, s.c, replies...)
+	status, result := replies[0], replies[1]
+	queued, err := s.m.cfg.Outbox.add(ctx, s.c.id, s.c.channel, "task-ended:"+t.ID, result)
+	if err != nil {
+		s.m.log.Error("queue a task's result", "conversation", s.c.id, "task", t.ID, "err", err)
+		return
+	}
+	if len(queued) == 0 {
+		return // told before
+	}
+	s.m.send(ctx, s.c, status)
 	if s.m.cfg.Memory != nil {
-		note := replies[len(replies)-1].Text
+		note := result.Text
 		if err := s.m.cfg.Memory.Remember(ctx, s.c.id, note); err != nil {
 			s.m.log.Error("keep a task's result in the history", "conversation", s.c.id, "task", t.ID, "err", err)
 		}

@@ -207,6 +207,9 @@ func (e *Engine) Open(ctx context.Context) error {
 	if !e.cfg.Adopt {
 		return nil
 	}
+	// Ends recorded before this start first; the runs reconciled below
+	// publish their own.
+	e.retell(ctx)
 	if err := e.reconcile(ctx); err != nil {
 		return fmt.Errorf("task: open: %w", err)
 	}
@@ -217,6 +220,28 @@ func (e *Engine) Open(ctx context.Context) error {
 	}
 	e.startQueued(ctx)
 	return nil
+}
+
+// retellWithin is how far back Open tells again of tasks that ended.
+const retellWithin = 24 * time.Hour
+
+// retell publishes again the ends of conversations' tasks that ended in
+// the last retellWithin: a crash between recording a task's end and its
+// conversation queueing the result would otherwise lose the message. The
+// conversation sends each result once (it keys it by the task).
+func (e *Engine) retell(ctx context.Context) {
+	ended, err := e.list(ctx, Filter{States: []State{Succeeded, Failed, Cancelled, NeedsAttention}, Limit: 200})
+	if err != nil {
+		e.log.Warn("list ended tasks to retell", "err", err)
+		return
+	}
+	for i := len(ended) - 1; i >= 0; i-- { // oldest first
+		t := ended[i]
+		if t.ConversationID == "" || e.now().Sub(t.EndedAt) > retellWithin {
+			continue
+		}
+		e.notify(ctx, Update{Kind: Ended, Task: t, Recovered: true})
+	}
 }
 
 // Close stops the runs this process follows (the kennel stops a run whose
