@@ -23,6 +23,10 @@ func (s stamp) Send(_ context.Context, _ string, _ chat.Reply) error {
 	return nil
 }
 
+// Idempotent: like Discord's, the channel Fetch serves (it recognises a
+// reply it sent before), so the outbox records no send attempt first.
+func (stamp) Idempotent() bool { return true }
+
 // BenchmarkInstinctPath measures one message in → reply out through the
 // whole runtime with SQLite persistence (inbound stored, handled, reply
 // queued and marked sent): from the channel's Receive call to the reply

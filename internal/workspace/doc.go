@@ -19,7 +19,7 @@
 // host (hostgit.go), in a staging directory Fetch has just made and no
 // kennel has seen, with a minimal environment (never Fetch's own) and the
 // same hardening options; the result is published by a rename. Delete
-// runs no git. A URL is always passed after "--".
+// runs no git; it removes the workspace's kennel container. A URL is always passed after "--".
 //
 // Task worktrees live inside their workspace, under .fetch/worktrees/ID
 // (excluded from the workspace's own status through info/exclude), so

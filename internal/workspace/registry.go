@@ -40,6 +40,9 @@ type Registry struct {
 	log    *slog.Logger
 	runAs  *user
 	gitrun *gitrun.Git
+	// kennel is what gitrun runs in; Delete removes a workspace's
+	// container through it.
+	kennel gitrun.Exec
 }
 
 // user is a numeric uid and gid.
@@ -85,7 +88,14 @@ func New(root string, logger *slog.Logger) *Registry {
 // Call it before using the registry.
 func (r *Registry) InKennel(k gitrun.Exec) *Registry {
 	r.gitrun = gitrun.New(k)
+	r.kennel = k
 	return r
+}
+
+// remover is what Delete needs of the kennel (*kennel.Kennel): the
+// workspace's container goes with the workspace.
+type remover interface {
+	Remove(ctx context.Context, workspace string) error
 }
 
 // HasKennel reports whether InKennel was called.
@@ -417,6 +427,12 @@ func (r *Registry) Delete(ctx context.Context, name string) error {
 	p, err := r.Path(name)
 	if err != nil {
 		return fmt.Errorf("workspace: delete: %w", err)
+	}
+	// Its container first: nothing runs in it any more.
+	if k, ok := r.kennel.(remover); ok {
+		if err := k.Remove(ctx, p); err != nil {
+			r.log.Warn("remove the workspace's kennel", "workspace", name, "err", err)
+		}
 	}
 	// Move it aside first so that the name is free at once and a partial
 	// removal never looks like a workspace.
