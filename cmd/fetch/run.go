@@ -183,9 +183,9 @@ func newLogger(w io.Writer, cfg Config, fallback slog.Level) (*slog.Logger, *red
 // noAgentReply answers requests while no LLM is configured.
 const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " + envOpenRouter + " (and optionally " + envModel + ") and restart Fetch. Commands such as /status and /help work now."
 
-// conversations is what every channel shares: the outbox that delivers
-// replies, the task engine and the feed it publishes on, the agent, the
-// conversations, and the proactive parts (scheduler, watcher). fetch chat
+// conversations is what every channel shares: the task engine and the
+// feed it publishes on, the agent, the conversations (with the outbox that
+// delivers their replies), and the proactive parts (scheduler, watcher). fetch chat
 // and fetch serve run the same pipeline; only the senders and who is
 // admitted differ.
 //
@@ -195,7 +195,6 @@ const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " 
 // anyone sends is stored and queued on the outbox, whose pump per
 // conversation delivers it. Nothing below calls back up.
 type conversations struct {
-	outbox  *conversation.Outbox
 	tasks   *task.Engine
 	brain   *brain
 	mgr     *conversation.Manager
@@ -207,7 +206,6 @@ type conversations struct {
 // it. Nothing touches Docker before a task runs, so the conversations
 // work without it.
 func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
-	outbox := conversation.NewOutbox(db, senders, log.With("component", "outbox"))
 	updates := task.NewFeed()
 	k, release, err := newKennel(cfg, log)
 	if err != nil {
@@ -232,7 +230,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	pro := newProactive(cfg, db, log, k)
 	c := conversation.Config{
 		Store:     db,
-		Outbox:    outbox,
+		Senders:   senders,
 		NoAgent:   noAgentReply,
 		Tasks:     engine,
 		Updates:   updates,
@@ -246,7 +244,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	}
 	b.wire(&c)
 	mgr := conversation.New(c)
-	return &conversations{outbox: outbox, tasks: engine, brain: b, mgr: mgr, pro: pro, release: release}, nil
+	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, release: release}, nil
 }
 
 // runningTasks is the agent's view of a conversation's running task.
@@ -257,8 +255,8 @@ func (r runningTasks) Running(ctx context.Context, conversationID string) (*inst
 }
 
 // open starts the parts in order: the agent (the Manager may hand it
-// replayed messages), the outbox (it replays what was not delivered), the
-// Manager (prompts left open expire, unhandled messages are handled), the
+// replayed messages), the Manager (its outbox replays what was not
+// delivered, prompts left open expire, unhandled messages are handled), the
 // engine (reconciling tasks after a restart publishes updates), then the
 // proactive parts. On failure, what was opened is closed again.
 func (rt *conversations) open(ctx context.Context) error {
@@ -276,14 +274,11 @@ func (rt *conversations) open(ctx context.Context) error {
 		return fail(err)
 	}
 	closers = append(closers, rt.brain.close)
-	if err := rt.outbox.Open(ctx); err != nil {
-		return fail(err)
-	}
-	closers = append(closers, rt.outbox.Close)
+	// Closed also when its Open fails half way (its outbox may be open).
+	closers = append(closers, rt.mgr.Close)
 	if err := rt.mgr.Open(ctx); err != nil {
 		return fail(err)
 	}
-	closers = append(closers, rt.mgr.Close)
 	if err := rt.tasks.Open(ctx); err != nil {
 		return fail(err)
 	}
@@ -296,10 +291,10 @@ func (rt *conversations) open(ctx context.Context) error {
 
 // close stops what open started, in reverse: the proactive parts, the
 // engine (the runs it stops are published), the Manager (which still
-// handles those updates), the outbox (which delivers what was queued,
-// within ctx), and the agent last.
+// handles those updates and delivers what was queued, within ctx), and the
+// agent last.
 func (rt *conversations) close(ctx context.Context) error {
-	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.outbox.Close(ctx), rt.brain.close(ctx))
+	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
 	rt.release()
 	return err
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/task"
-	"github.com/fetch-dev/fetch/modes"
 )
 
 // item is one entry of a conversation's mailbox: an inbound message.
@@ -46,11 +45,11 @@ type conv struct {
 	ready   chan struct{}
 }
 
-// note is one thing that happened outside the conversation.
+// note is one thing that happened outside the conversation: a task's
+// update, or (wake, its reason) a stop that arrived while it rested.
 type note struct {
 	update *task.Update
-	event  modes.Event
-	reason string
+	wake   string
 }
 
 // tell queues a note for the conversation's goroutine. It never blocks.

@@ -474,11 +474,12 @@ func TestUnsentRepliesGoOutOnceAfterRestart(t *testing.T) {
 func TestRestartReconcilesStaleMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fetch.db")
 	e := start(t, path, conversation.Config{})
-	seedMode(t, e, modes.TaskStarted)
 	e.say(t, "/status")
 	e.rec.WaitFor(t, 1)
 	e.idle(t)
 	e.mgr.Close(t.Context())
+	// What a process that crashed in WORKING left in the store.
+	seedMode(t, e, modes.TaskStarted)
 	e.db.Close()
 
 	// Nothing runs in the new process: WORKING is stale.

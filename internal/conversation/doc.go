@@ -12,7 +12,7 @@
 // messages, notes (task started, step, question, ended, re-attached; a
 // stop's wake-up) and the idle timer all arrive there. What anyone sends —
 // a turn's replies, a stop's reply, a task's status, a reminder — is
-// stored first, then queued on the Outbox, whose pump per conversation
+// stored first, then queued on the Manager's outbox, whose pump per conversation
 // delivers it in order and marks it sent. No lock is held across a call
 // into another package and no one waits for a conversation: Receive never
 // blocks (the mailbox is unbounded; channels bound the pace), notes never
@@ -36,7 +36,7 @@
 // WAITING are not restored.
 //
 // Concurrency: the Manager owns the conversation goroutines and the
-// router; Open starts them, Close cancels and waits for them. The Outbox
+// router; Open starts them, Close cancels and waits for them. Its outbox
 // owns the pumps. Receive and Notify are safe for concurrent use.
 // conversation imports chat, store, instincts, intent, modes, task (the
 // updates it drains) and progress (what they show); the agent reaches it

@@ -24,7 +24,7 @@ import (
 )
 
 // runtime is the conversation runtime as cmd/fetch wires it, with the real
-// engine and kennel: outbox, feed, engine, Manager.
+// engine and kennel: feed, engine, Manager.
 type runtime struct {
 	db     *store.DB
 	rec    *testkit.Recorder
@@ -70,17 +70,13 @@ func openRuntime(t *testing.T, db *store.DB, k *kennel.Kennel, ws *workspace.Reg
 	t.Helper()
 	log := quiet()
 	rec := testkit.NewRecorder()
-	outbox := conversation.NewOutbox(db, map[string]chat.Sender{"term": rec}, log)
 	updates := task.NewFeed()
 	engine := task.New(task.Config{Store: db, Workspaces: ws, Runner: &task.KennelRunner{Kennel: k, Harnesses: harness.NewRegistry()}, Observer: updates, Adopt: true, Logger: log})
 	mgr := conversation.New(conversation.Config{
-		Store: db, Outbox: outbox, Logger: log, Resolver: resolver, Tasks: engine, Updates: updates,
+		Store: db, Senders: map[string]chat.Sender{"term": rec}, Logger: log, Resolver: resolver, Tasks: engine, Updates: updates,
 		RoleOf: func(_, _ string) chat.Role { return chat.Owner }, NoAgent: "no agent",
 	})
 	ctx := t.Context()
-	if err := outbox.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := mgr.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +86,7 @@ func openRuntime(t *testing.T, db *store.DB, k *kennel.Kennel, ws *workspace.Reg
 	stop := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := errors.Join(engine.Close(cctx), mgr.Close(cctx), outbox.Close(cctx)); err != nil {
+		if err := errors.Join(engine.Close(cctx), mgr.Close(cctx)); err != nil {
 			t.Errorf("close: %v", err)
 		}
 	}

@@ -63,16 +63,12 @@ type Resolver interface {
 	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
 }
 
-// Config is what a Manager needs. Store, Outbox or Senders, RoleOf and
-// Logger are required.
+// Config is what a Manager needs. Store, Senders, RoleOf and Logger are
+// required.
 type Config struct {
 	Store *store.DB
-	// Outbox delivers replies. The caller opens it before the Manager and
-	// closes it after.
-	Outbox *Outbox
-	// Senders, when Outbox is nil, are what an outbox of the Manager's own
-	// delivers through, by channel name; the Manager then opens and closes
-	// that outbox with itself.
+	// Senders deliver replies, by channel name (through the Manager's
+	// outbox).
 	Senders map[string]chat.Sender
 	// Agent handles what no instinct took; nil when no LLM is configured.
 	Agent Agent
@@ -121,8 +117,9 @@ type Manager struct {
 	instincts  *instincts.Set
 	classifier *intent.Classifier
 
-	// ownOutbox: the Manager made cfg.Outbox and opens and closes it.
-	ownOutbox bool
+	// out delivers everything the conversations send; Open opens it
+	// first, Close closes it last.
+	out *outbox
 
 	mu     sync.Mutex
 	convs  map[string]*conv
@@ -138,12 +135,8 @@ func New(cfg Config) *Manager {
 	if now == nil {
 		now = time.Now
 	}
-	own := cfg.Outbox == nil
-	if own {
-		cfg.Outbox = NewOutbox(cfg.Store, cfg.Senders, cfg.Logger)
-	}
 	return &Manager{
-		ownOutbox:  own,
+		out:        newOutbox(cfg.Store, cfg.Senders, cfg.Logger),
 		cfg:        cfg,
 		log:        cfg.Logger,
 		now:        now,
@@ -156,7 +149,7 @@ func New(cfg Config) *Manager {
 // Open replays what a previous process left undone — prompts it left open
 // expire (the owner is told once per conversation), conversations in a
 // live mode are reconciled, unhandled messages are handled — and readies
-// the Manager for Receive. Open the Outbox first. The conversation
+// the Manager for Receive. Its outbox opens first. The conversation
 // goroutines, and the one that routes task updates to them, live until
 // Close.
 func (m *Manager) Open(ctx context.Context) error {
@@ -167,10 +160,8 @@ func (m *Manager) Open(ctx context.Context) error {
 	}
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.mu.Unlock()
-	if m.ownOutbox {
-		if err := m.cfg.Outbox.Open(ctx); err != nil {
-			return err
-		}
+	if err := m.out.Open(ctx); err != nil {
+		return err
 	}
 	if m.cfg.Updates != nil {
 		m.wg.Add(1)
@@ -222,7 +213,8 @@ func (m *Manager) Open(ctx context.Context) error {
 // Close stops every conversation goroutine, cancelling turns in flight,
 // and waits for them to return. Task updates published before Close (the
 // runs a closing engine stopped) are still handled and their messages
-// queued; close the Outbox after the Manager to deliver them.
+// queued, and its outbox delivers what it can within ctx before it
+// closes.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	open := m.ctx != nil && !m.closed
@@ -245,10 +237,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("conversation: close: %w", context.Cause(ctx))
 	}
-	if m.ownOutbox {
-		return m.cfg.Outbox.Close(ctx)
-	}
-	return nil
+	return m.out.Close(ctx)
 }
 
 // Receive takes an inbound message from a channel. Messages from senders
@@ -294,7 +283,7 @@ func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
 			return err
 		}
 		reply.ID = id
-		m.cfg.Outbox.queue(c.id, c.channel, []chat.Reply{reply})
+		m.out.queue(c.id, c.channel, []chat.Reply{reply})
 		return nil
 	}
 
@@ -356,11 +345,11 @@ func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	replies[0].ID = ids[0]
 	// Queued before the turn is cancelled, so that the stop's reply goes
 	// out before anything the conversation answers afterwards.
-	m.cfg.Outbox.queue(c.id, c.channel, replies)
+	m.out.queue(c.id, c.channel, replies)
 	c.cancelTurn(ErrStopped)
 	if st.Mode == string(modes.Resting) {
 		// A stop is a message too: it wakes a resting conversation.
-		c.tell(note{event: modes.Woke, reason: "message from " + it.userID})
+		c.tell(note{wake: "message from " + it.userID})
 	}
 	return nil
 }
@@ -433,12 +422,14 @@ func (m *Manager) stopState(ctx context.Context, c *conv, it item, open []task.T
 // Notify sends a message to a conversation outside any turn, through
 // the outbox.
 func (m *Manager) Notify(ctx context.Context, conversationID string, r chat.Reply) error {
-	return m.cfg.Outbox.Notify(ctx, conversationID, r)
+	return m.out.NotifyOnce(ctx, conversationID, "", r)
 }
 
-// NotifyOnce is Notify with an idempotency key (Outbox.NotifyOnce).
+// NotifyOnce is Notify with an idempotency key: a message whose key was
+// queued before in the conversation is not queued or sent again, so a
+// sender that may repeat itself after a crash (a reminder) repeats nothing.
 func (m *Manager) NotifyOnce(ctx context.Context, conversationID, key string, r chat.Reply) error {
-	return m.cfg.Outbox.NotifyOnce(ctx, conversationID, key, r)
+	return m.out.NotifyOnce(ctx, conversationID, key, r)
 }
 
 // Idle waits until the conversation has handled the messages queued so
@@ -452,7 +443,7 @@ func (m *Manager) Idle(ctx context.Context, conversationID string) error {
 			return err
 		}
 	}
-	return m.cfg.Outbox.Flush(ctx, conversationID)
+	return m.out.Flush(ctx, conversationID)
 }
 
 // route hands the task engine's updates to their conversations until ctx
@@ -534,7 +525,7 @@ func (m *Manager) complete(ctx context.Context, c *conv, msgID int64, replies []
 	if err := m.store(ctx, msgID, replies); err != nil {
 		return err
 	}
-	m.cfg.Outbox.queue(c.id, c.channel, replies)
+	m.out.queue(c.id, c.channel, replies)
 	return nil
 }
 
@@ -560,7 +551,7 @@ func (m *Manager) store(ctx context.Context, msgID int64, replies []chat.Reply) 
 
 // send stores replies outside any turn and queues them for delivery.
 func (m *Manager) send(ctx context.Context, c *conv, replies ...chat.Reply) {
-	if _, err := m.cfg.Outbox.add(ctx, c.id, c.channel, "", replies...); err != nil {
+	if _, err := m.out.add(ctx, c.id, c.channel, "", replies...); err != nil {
 		m.log.Error("queue a message", "conversation", c.id, "err", err)
 	}
 }

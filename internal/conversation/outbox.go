@@ -39,14 +39,14 @@ func decode(m store.Message) (chat.Reply, error) {
 	return r, nil
 }
 
-// Outbox delivers the replies stored for conversations, in the order they
+// outbox delivers the replies stored for conversations, in the order they
 // were queued, each conversation by a goroutine of its own (its pump), so
 // that nobody who produces a reply waits for a channel: the conversation's
 // goroutine, a stop handled on a channel's goroutine, the scheduler and
 // the watchers only store a reply and queue it here. A reply is in the
 // store before it is queued; one that was not delivered when the process
 // ended goes out at the next Open.
-type Outbox struct {
+type outbox struct {
 	store   *store.DB
 	senders map[string]chat.Sender
 	log     *slog.Logger
@@ -59,14 +59,14 @@ type Outbox struct {
 	closed bool
 }
 
-// NewOutbox builds an Outbox that delivers through senders, by channel
+// newOutbox builds an outbox that delivers through senders, by channel
 // name. It starts nothing: call Open.
-func NewOutbox(db *store.DB, senders map[string]chat.Sender, log *slog.Logger) *Outbox {
-	return &Outbox{store: db, senders: senders, log: log, pumps: map[string]*pump{}}
+func newOutbox(db *store.DB, senders map[string]chat.Sender, log *slog.Logger) *outbox {
+	return &outbox{store: db, senders: senders, log: log, pumps: map[string]*pump{}}
 }
 
 // Open queues what a previous process left unsent and starts delivering.
-func (o *Outbox) Open(ctx context.Context) error {
+func (o *outbox) Open(ctx context.Context) error {
 	o.mu.Lock()
 	if o.ctx != nil {
 		o.mu.Unlock()
@@ -104,7 +104,7 @@ func (o *Outbox) Open(ctx context.Context) error {
 // Close delivers what is queued until ctx ends, then stops the pumps and
 // waits for them. What was not delivered stays in the store for the next
 // start.
-func (o *Outbox) Close(ctx context.Context) error {
+func (o *outbox) Close(ctx context.Context) error {
 	o.mu.Lock()
 	o.closed = true
 	cancel := o.cancel
@@ -135,16 +135,10 @@ func (o *Outbox) Close(ctx context.Context) error {
 	return err
 }
 
-// Notify stores a message for a conversation outside any turn and queues
-// it for delivery.
-func (o *Outbox) Notify(ctx context.Context, conversationID string, r chat.Reply) error {
-	return o.NotifyOnce(ctx, conversationID, "", r)
-}
-
-// NotifyOnce is Notify with an idempotency key: a message whose key was
-// queued before in the conversation is not queued or sent again, so a
-// sender that may repeat itself after a crash (a reminder) repeats nothing.
-func (o *Outbox) NotifyOnce(ctx context.Context, conversationID, key string, r chat.Reply) error {
+// NotifyOnce stores a message for a conversation outside any turn and
+// queues it; with a key, a message whose key was queued before in the
+// conversation is not queued again.
+func (o *outbox) NotifyOnce(ctx context.Context, conversationID, key string, r chat.Reply) error {
 	conv, err := o.store.Conversation(ctx, conversationID)
 	if err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
@@ -157,7 +151,7 @@ func (o *Outbox) NotifyOnce(ctx context.Context, conversationID, key string, r c
 
 // add stores replies for a conversation (with an idempotency key when key
 // is not empty, for the first reply) and queues those that were new.
-func (o *Outbox) add(ctx context.Context, conversationID, channel, key string, replies ...chat.Reply) ([]chat.Reply, error) {
+func (o *outbox) add(ctx context.Context, conversationID, channel, key string, replies ...chat.Reply) ([]chat.Reply, error) {
 	out := make([]store.Outgoing, len(replies))
 	for i, r := range replies {
 		var err error
@@ -186,7 +180,7 @@ func (o *Outbox) add(ctx context.Context, conversationID, channel, key string, r
 }
 
 // queue hands stored replies to the conversation's pump. It never blocks.
-func (o *Outbox) queue(conversationID, channel string, replies []chat.Reply) {
+func (o *outbox) queue(conversationID, channel string, replies []chat.Reply) {
 	if len(replies) == 0 {
 		return
 	}
@@ -195,7 +189,7 @@ func (o *Outbox) queue(conversationID, channel string, replies []chat.Reply) {
 
 // Flush waits until everything queued so far for the conversation was
 // handed to its channel (or failed and stays in the store).
-func (o *Outbox) Flush(ctx context.Context, conversationID string) error {
+func (o *outbox) Flush(ctx context.Context, conversationID string) error {
 	o.mu.Lock()
 	p := o.pumps[conversationID]
 	o.mu.Unlock()
@@ -207,7 +201,7 @@ func (o *Outbox) Flush(ctx context.Context, conversationID string) error {
 
 // pump returns the conversation's pump, starting its goroutine the first
 // time.
-func (o *Outbox) pump(conversationID, channel string) *pump {
+func (o *outbox) pump(conversationID, channel string) *pump {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if p, ok := o.pumps[conversationID]; ok {
@@ -226,7 +220,7 @@ func (o *Outbox) pump(conversationID, channel string) *pump {
 }
 
 // run delivers a conversation's queue until ctx ends.
-func (o *Outbox) run(ctx context.Context, p *pump) {
+func (o *outbox) run(ctx context.Context, p *pump) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -251,7 +245,7 @@ const markRetries = 3
 // deliver sends one stored reply and marks it sent. A failed send stays in
 // the store for the next start (channels may retry transient failures
 // themselves).
-func (o *Outbox) deliver(ctx context.Context, p *pump, r chat.Reply) {
+func (o *outbox) deliver(ctx context.Context, p *pump, r chat.Reply) {
 	sender := o.senders[p.channel]
 	if sender == nil {
 		o.log.Warn("no sender for channel; replies stay in the outbox", "channel", p.channel, "conversation", p.conv)

@@ -145,7 +145,7 @@ func (s *session) handle(ctx context.Context, it item) {
 			}
 			return
 		}
-		s.m.cfg.Outbox.queue(s.c.id, s.c.channel, replies)
+		s.m.out.queue(s.c.id, s.c.channel, replies)
 	} else if err := s.m.complete(ctx, s.c, it.msgID, replies); err != nil {
 		log.Error("complete message", "message", it.msgID, "err", err)
 		return
@@ -206,7 +206,7 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 		Intent:         res,
 		Workspace:      st.Workspace,
 		Notify: func(ctx context.Context, r chat.Reply) error {
-			_, err := s.m.cfg.Outbox.add(ctx, s.c.id, s.c.channel, "", r)
+			_, err := s.m.out.add(ctx, s.c.id, s.c.channel, "", r)
 			return err
 		},
 	})

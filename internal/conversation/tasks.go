@@ -21,13 +21,8 @@ func (s *session) notes(ctx context.Context) {
 		switch {
 		case n.update != nil:
 			s.taskUpdate(ctx, *n.update)
-		case n.event == modes.Woke:
-			if s.mode.Current() != modes.Resting {
-				continue // another message woke it first
-			}
-			s.fire(ctx, n.event, n.reason)
-		case n.event != "":
-			s.fire(ctx, n.event, n.reason)
+		case n.wake != "" && s.mode.Current() == modes.Resting: // or another message woke it first
+			s.fire(ctx, modes.Woke, n.wake)
 		}
 	}
 }
@@ -122,7 +117,7 @@ func (s *session) ended(ctx context.Context, t task.Task) {
 	// goes out once.
 	replies := s.tracker.Ended(t)
 	status, result := replies[0], replies[1]
-	queued, err := s.m.cfg.Outbox.add(ctx, s.c.id, s.c.channel, "task-ended:"+t.ID, result)
+	queued, err := s.m.out.add(ctx, s.c.id, s.c.channel, "task-ended:"+t.ID, result)
 	if err != nil {
 		s.m.log.Error("queue a task's result", "conversation", s.c.id, "task", t.ID, "err", err)
 		return
@@ -177,7 +172,7 @@ func (m *Manager) expireAtStart(ctx context.Context) error {
 		// The notice first, keyed by the prompts, so that a crash between
 		// the two repeats neither.
 		key := fmt.Sprintf("expired-at-start:%d", prompts[len(prompts)-1].ID)
-		if _, err := m.cfg.Outbox.add(ctx, conv.ID, conv.Channel, key, chat.Text(expiredNotice(prompts))); err != nil {
+		if _, err := m.out.add(ctx, conv.ID, conv.Channel, key, chat.Text(expiredNotice(prompts))); err != nil {
 			return err
 		}
 		for _, p := range prompts {
