@@ -2,7 +2,6 @@ package code
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"path"
 	"strings"
@@ -101,5 +100,3 @@ func (t *Tree) ignoredPath(rel string) bool {
 	return false
 }
 
-// errNotText is returned for files described instead of shown.
-var errNotText = errors.New("not text")
