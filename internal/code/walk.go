@@ -99,4 +99,3 @@ func (t *Tree) ignoredPath(rel string) bool {
 	}
 	return false
 }
-
