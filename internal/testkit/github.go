@@ -50,9 +50,9 @@ import (
 // Merge methods "merge" and "squash" are supported; "rebase" answers 405
 // as a repository with rebase merges disabled does.
 //
-// Tests arrange the world through its methods (AddRepo, Commit, Protect,
-// MergePR, ClosePR, AddReview, AddReviewComment, NewToken, SetReadOnly,
-// FailNext, RateLimitNext) and read what the client did (PRs, Branches,
+// Tests arrange the world through its methods (AddRepo, Archive, Commit,
+// Protect, MergePR, ClosePR, AddReview, AddReviewComment, NewToken,
+// SetReadOnly, FailNext, RateLimitNext, Close) and read what the client did (PRs, Branches,
 // Tip, File, Requests, NotModified, Authorizations). The methods fail the
 // test on error and are safe for concurrent use; they take repositories
 // as "owner/name".
@@ -527,6 +527,10 @@ func (g *GitHub) RateLimitNext(n int) {
 		g.faults = append(g.faults, ghFault{status: http.StatusForbidden, rateLimit: true})
 	}
 }
+
+// Close stops the server now, as a GitHub that went away; requests fail
+// with a connection error. Closing twice is fine; cleanup closes it too.
+func (g *GitHub) Close() { g.srv.Close() }
 
 // repo returns the repository full; the caller holds g.mu.
 func (g *GitHub) repo(full string) *ghRepo {
