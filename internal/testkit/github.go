@@ -605,6 +605,27 @@ func (g *GitHub) serveGit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("remote: Permission to %s.git denied to %s.", repoPath, g.Login), http.StatusForbidden)
 		return
 	}
+	if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
+		// git sends packs over http.postBuffer chunked, and net/http/cgi
+		// refuses chunked bodies: spool it to learn its length.
+		spool, err := os.CreateTemp(g.tmp, "push-*")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		defer os.Remove(spool.Name())
+		defer spool.Close()
+		n, err := io.Copy(spool, r.Body)
+		if err == nil {
+			_, err = spool.Seek(0, io.SeekStart)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r = r.Clone(r.Context())
+		r.Body, r.ContentLength, r.TransferEncoding = spool, n, nil
+	}
 	g.cgi.ServeHTTP(w, r)
 }
 
@@ -1416,11 +1437,9 @@ func (g *GitHub) commitFiles(ctx context.Context, dir, branch, parent string, fi
 		return "", err
 	}
 	sha := strings.TrimSpace(out)
-	old := parent
-	if cur, ok := g.refSHA(ctx, dir, branch); ok {
-		old = cur
-	} else {
-		old = strings.Repeat("0", 40)
+	old, ok := g.refSHA(ctx, dir, branch)
+	if !ok {
+		old = strings.Repeat("0", 40) // the branch must not exist yet
 	}
 	if _, err := g.gitRun(ctx, dir, nil, "update-ref", "refs/heads/"+branch, sha, old); err != nil {
 		return "", err

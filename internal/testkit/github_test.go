@@ -1,6 +1,8 @@
 package testkit_test
 
 import (
+	"crypto/rand"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -100,6 +102,21 @@ func TestGitHubGitPush(t *testing.T) {
 			t.Errorf("authorizations %q do not include the token's", auths)
 		}
 	})
+	t.Run("a push bigger than http.postBuffer lands", func(t *testing.T) {
+		// git sends it chunked, which CGI cannot take as is.
+		big := make([]byte, 3<<20)
+		_, _ = rand.Read(big) // incompressible
+		if err := os.WriteFile(filepath.Join(dir, "big.bin"), big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustGit(t, dir, "add", "big.bin")
+		mustGit(t, dir, "commit", "--quiet", "-m", "big")
+		sha := mustGit(t, dir, "rev-parse", "HEAD")
+		mustGit(t, dir, append(withToken(gh.Token), "push", "--quiet", repo.CloneURL, "fetch/task-1")...)
+		if tip := gh.Tip(repo.FullName, "fetch/task-1"); tip != sha {
+			t.Errorf("upstream fetch/task-1 = %q, want %s", tip, sha)
+		}
+	})
 	t.Run("a protected branch refuses the push", func(t *testing.T) {
 		gh.Protect(repo.FullName, "main")
 		before := gh.Tip(repo.FullName, "main")
@@ -193,4 +210,62 @@ func noLeaks(t *testing.T) {
 	t.Helper()
 	opt := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
+}
+
+// TestGitHubPulls checks GitHub's validation of new pull requests and that
+// pushes reach them, on raw HTTP.
+func TestGitHubPulls(t *testing.T) {
+	noLeaks(t)
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	gh := testkit.NewGitHub(t)
+	repo := gh.AddRepo("acme", "widget", nil)
+	gh.Commit(repo.FullName, "work", "a.txt", "a\n", "work")
+	create := func(head string) (int, string) {
+		t.Helper()
+		body := `{"title":"T","head":"` + head + `","base":"main"}`
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, gh.APIURL+"repos/acme/widget/pulls", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+gh.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
+	}
+	if code, body := create("no-such-branch"); code != 422 || !strings.Contains(body, `"field":"head"`) {
+		t.Errorf("PR from a missing branch: %d %s", code, body)
+	}
+	if code, body := create("main"); code != 422 || !strings.Contains(body, "No commits between main and main") {
+		t.Errorf("PR without commits: %d %s", code, body)
+	}
+	if code, body := create("acme:work"); code != 201 {
+		t.Fatalf("PR: %d %s", code, body)
+	}
+	if code, body := create("work"); code != 422 || !strings.Contains(body, "A pull request already exists for acme:work.") {
+		t.Errorf("second PR: %d %s", code, body)
+	}
+
+	// Deleting the head by a push closes the pull request.
+	dir := t.TempDir()
+	auth := "http.extraHeader=Authorization: " + testkit.GitHubBasicAuth(gh.Token)
+	mustGit(t, dir, "-c", auth, "clone", "--quiet", repo.CloneURL, ".")
+	mustGit(t, dir, "-c", auth, "push", "--quiet", repo.CloneURL, "--delete", "work")
+	if prs := gh.PRs(repo.FullName); len(prs) != 1 || prs[0].State != "closed" || prs[0].Merged {
+		t.Errorf("after deleting the head: %+v", prs)
+	}
+
+	// Pushing a head's commits into the base marks its pull request merged.
+	sha := gh.Commit(repo.FullName, "work2", "b.txt", "b\n", "more work")
+	if code, body := create("work2"); code != 201 {
+		t.Fatalf("PR: %d %s", code, body)
+	}
+	mustGit(t, dir, "-c", auth, "fetch", "--quiet", repo.CloneURL, "work2")
+	mustGit(t, dir, "-c", auth, "push", "--quiet", repo.CloneURL, "FETCH_HEAD:main")
+	if prs := gh.PRs(repo.FullName); len(prs) != 2 || !prs[1].Merged || prs[1].MergeCommitSHA != sha {
+		t.Errorf("after pushing the head into main: %+v", prs)
+	}
 }
