@@ -591,6 +591,7 @@ func (g *GitHub) serveGit(w http.ResponseWriter, r *http.Request) {
 	_, pass, hasAuth := r.BasicAuth()
 	readOnly, known := g.tokens[pass]
 	repo, exists := g.repos[repoPath]
+	archived := exists && repo.archived
 	g.mu.Unlock()
 	if !hasAuth || !known {
 		w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
@@ -601,7 +602,7 @@ func (g *GitHub) serveGit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "remote: Repository not found.", http.StatusNotFound)
 		return
 	}
-	if push && (readOnly || repo.archived) {
+	if push && (readOnly || archived) {
 		http.Error(w, fmt.Sprintf("remote: Permission to %s.git denied to %s.", repoPath, g.Login), http.StatusForbidden)
 		return
 	}
