@@ -45,7 +45,7 @@ func TestConversationOffersNoMutatingTools(t *testing.T) {
 func TestActionOffersEveryTool(t *testing.T) {
 	r := newRig(t, nil)
 	r.llm.Script(testkit.Say("ok"))
-	r.say(intent.Action, "do something")
+	r.say(intent.Action, "do something with the last task") // a task is spoken of: the task tools come too
 	for _, name := range mutating {
 		if !slices.Contains(r.llm.Requests()[0].Tools(), name) {
 			t.Errorf("an action does not offer %s", name)
@@ -58,6 +58,55 @@ func TestActionOffersEveryTool(t *testing.T) {
 			t.Errorf("request lacks %s", want)
 		}
 	}
+}
+
+// TestTaskToolsOnlyWithATask: task_status, task_cancel and task_respond
+// are offered only when the conversation knows of a task: one running,
+// one started or reported in the history, or a task spoken of.
+func TestTaskToolsOnlyWithATask(t *testing.T) {
+	taskTools := []string{"task_status", "task_cancel", "task_respond"}
+	offers := func(r *rig, i int) bool {
+		r.t.Helper()
+		got := r.llm.Requests()[i].Tools()
+		n := 0
+		for _, name := range taskTools {
+			if slices.Contains(got, name) {
+				n++
+			}
+		}
+		if n != 0 && n != len(taskTools) {
+			r.t.Fatalf("request %d offers some of the task tools: %v", i, got)
+		}
+		return n > 0
+	}
+	t.Run("none, then one started", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.selectWorkspace("demo")
+		r.llm.Script(
+			testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"add a README"}`}),
+			testkit.Say("Started."),
+			testkit.Say("It is running."),
+		)
+		r.say(intent.Action, "add a README")
+		r.say(intent.Action, "and a CONTRIBUTING file")
+		if offers(r, 0) || offers(r, 1) {
+			t.Error("task tools offered before the conversation had a task")
+		}
+		if !offers(r, 2) {
+			t.Error("task tools not offered after a task_create in the history")
+		}
+	})
+	t.Run("a reported result", func(t *testing.T) {
+		r := newRig(t, nil)
+		if err := r.agent.Remember(t.Context(), conv, "t-7 succeeded: added the README."); err != nil {
+			t.Fatal(err)
+		}
+		r.llm.Script(testkit.Say("It added the README."))
+		r.say(intent.Action, "fix what it got wrong")
+		if !offers(r, 0) {
+			t.Error("task tools not offered after a reported result")
+		}
+	})
 }
 
 func TestActionCreatesTaskAndReportsItsID(t *testing.T) {

@@ -83,7 +83,7 @@ func (a *Agent) register() error {
 		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly,
 			validate: func(w *optionalWorkspace) error { trimmed(&w.Name); return nil },
 			run:      toolWorkspaceStatus}),
-		define(a, "task_status", spec[optionalTask]{access: readOnly,
+		define(a, "task_status", spec[optionalTask]{access: readOnly, onTasks: true,
 			validate: func(t *optionalTask) error { trimmed(&t.ID); return nil },
 			run:      toolTaskStatus}),
 		define(a, "workspace_select", spec[workspaceName]{access: mutating, changesContext: true,
@@ -129,10 +129,10 @@ func (a *Agent) register() error {
 				return checkTaskCreate(ctx, r, taskCreateArgs{Workspace: t.Workspace})
 			},
 			run: toolTaskAsk}),
-		define(a, "task_cancel", spec[taskID]{access: mutating, changesContext: true,
+		define(a, "task_cancel", spec[taskID]{access: mutating, onTasks: true, changesContext: true,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskCancel}),
-		define(a, "task_respond", spec[taskRespondArgs]{access: mutating,
+		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, onTasks: true,
 			validate: func(t *taskRespondArgs) error {
 				trimmed(&t.ID, &t.Answer)
 				if err := nonEmpty("id", t.ID); err != nil {
