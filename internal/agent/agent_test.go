@@ -53,10 +53,15 @@ func TestActionOffersEveryTool(t *testing.T) {
 	}
 	// The schemas are generated from the argument types.
 	raw := r.llm.Requests()[0].Raw
-	for _, want := range []string{`"name":"task_create"`, `"required":["goal"]`, `"additionalProperties":false`} {
+	for _, want := range []string{`"name":"task_create"`, `"required":["goal"]`, `"queue":{"type":"boolean"`} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("request lacks %s", want)
 		}
+	}
+	// Unknown fields are refused when decoded (TestDecodeArguments), not
+	// declared in every request.
+	if strings.Contains(raw, "additionalProperties") {
+		t.Error("the schemas carry additionalProperties")
 	}
 }
 

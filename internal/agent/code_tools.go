@@ -49,7 +49,7 @@ type (
 		Workspace string `json:"workspace,omitempty"`
 	}
 	codeSearchArgs struct {
-		Pattern    string   `json:"pattern" description:"RE2 regexp"`
+		Pattern    string   `json:"pattern"`
 		Literal    bool     `json:"literal,omitempty"`
 		IgnoreCase bool     `json:"ignore_case,omitempty"`
 		Globs      []string `json:"globs,omitempty"`

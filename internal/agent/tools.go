@@ -108,6 +108,10 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	if err != nil {
 		return fmt.Errorf("agent: tool %s schema: %w", name, err)
 	}
+	// The generator adds "additionalProperties": false, which only
+	// strict mode (every field required) needs; decodeArgs refuses
+	// unknown fields anyway, so every call would pay for it in vain.
+	schema.AdditionalProperties = nil
 	t := &tool{name: name, access: s.access, onTasks: s.onTasks, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
