@@ -65,6 +65,47 @@ func TestActionOffersEveryTool(t *testing.T) {
 	}
 }
 
+// TestToolsByIntent: each intent is offered what it can use. A
+// conversation looks at workspaces only; an inquiry reads code too; an
+// action makes do with the map and git state its prompt carries, and does
+// not get the surveys (code_map, workspace_status), which it may still
+// call.
+func TestToolsByIntent(t *testing.T) {
+	for _, tt := range []struct {
+		kind     intent.Kind
+		want     []string
+		unwanted []string
+	}{
+		{intent.Conversation, []string{"workspace_list", "workspace_status"}, []string{"code_map", "code_read", "task_create"}},
+		{intent.Inquiry, []string{"workspace_list", "workspace_status", "code_map", "code_outline", "code_read", "code_search", "task_ask"}, []string{"task_create"}},
+		{intent.Action, []string{"workspace_list", "code_outline", "code_read", "code_search", "task_create"}, []string{"code_map", "workspace_status", "task_ask"}},
+	} {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			r := newRig(t, nil)
+			r.selectWorkspace("demo")
+			r.llm.Script(testkit.Say("ok"))
+			r.say(tt.kind, "what is in demo?")
+			got := r.llm.Requests()[0].Tools()
+			for _, name := range tt.want {
+				if !slices.Contains(got, name) {
+					t.Errorf("%s not offered: %v", name, got)
+				}
+			}
+			for _, name := range tt.unwanted {
+				if slices.Contains(got, name) {
+					t.Errorf("%s offered: %v", name, got)
+				}
+			}
+		})
+	}
+	r := newRig(t, nil)
+	r.llm.Script(testkit.Use(testkit.Call{ID: "s", Name: "workspace_status", Arguments: `{"name":"demo"}`}), testkit.Say("ok"))
+	r.say(intent.Action, "check demo and fix it")
+	if res := r.toolResults(1)["s"]; strings.Contains(res, "not available") {
+		t.Errorf("an action calling a survey it was not offered: %q", res)
+	}
+}
+
 // TestTaskToolsOnlyWithATask: task_status, task_cancel and task_respond
 // are offered only when the conversation knows of a task: one running,
 // one started or reported in the history, or a task spoken of.

@@ -78,7 +78,7 @@ func codeWorkspace(ctx context.Context, r *run, name string) (string, error) {
 // registerCode defines the read-only code tools.
 func (a *Agent) registerCode() []error {
 	return []error{
-		define(a, "code_map", spec[codeMapArgs]{access: reading, maxResult: codeResult,
+		define(a, "code_map", spec[codeMapArgs]{access: reading, survey: true, maxResult: codeResult,
 			validate: func(c *codeMapArgs) error {
 				trimmed(&c.Workspace)
 				if c.Tokens <= 0 {

@@ -6,6 +6,7 @@
 // The intent shapes a turn: a conversation gets the tools that look at
 // workspaces and tasks and at most two tool calls, an inquiry those, the
 // code tools and task_ask for one cycle, an action every tool but task_ask
+// and the surveys its prompt makes redundant (code_map, workspace_status)
 // for at most MaxRounds rounds and TurnTime of wall time; the task tools
 // come only when the conversation knows of a task (tasksKnown). Every call
 // pays for the system prompt and the tools offered, so a turn gets only

@@ -273,7 +273,7 @@ func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 		return fmt.Sprintf("error: there is no tool %q. The tools are: %s.", c.Name, strings.Join(toolNames(r.offered()), ", "))
 	}
 	if !allowed(t, r.kind) {
-		return fmt.Sprintf("error: %s is not available for this message (a %s). Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.offered()), ", "))
+		return fmt.Sprintf("error: %s is not available for this %s. Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.offered()), ", "))
 	}
 	p, err := t.decode(c.Arguments)
 	if err != nil {

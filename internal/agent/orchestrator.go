@@ -28,20 +28,20 @@ type (
 	}
 	createArgs struct {
 		Name     string `json:"name"`
-		Template string `json:"template,omitempty" description:"e.g. go, node"`
+		Template string `json:"template,omitempty"`
 		URL      string `json:"url,omitempty"`
 	}
 	taskCreateArgs struct {
 		Goal      string `json:"goal" description:"one clear instruction with acceptance criteria"`
 		Workspace string `json:"workspace,omitempty"`
 		Harness   string `json:"harness,omitempty"`
-		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task instead of failing"`
+		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task"`
 	}
 	taskAskArgs struct {
 		Question  string `json:"question" description:"with what a good answer covers"`
 		Workspace string `json:"workspace,omitempty"`
 		Harness   string `json:"harness,omitempty" description:"claude, gemini or copilot"`
-		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task instead of failing"`
+		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task"`
 	}
 	taskID struct {
 		ID string `json:"id"`
@@ -83,7 +83,7 @@ func (a *Agent) register() error {
 	a.tools = map[string]*tool{}
 	errs := []error{
 		define(a, "workspace_list", spec[noArgs]{access: readOnly, run: toolWorkspaceList}),
-		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly,
+		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly, survey: true,
 			validate: func(w *optionalWorkspace) error { trimmed(&w.Name); return nil },
 			run:      toolWorkspaceStatus}),
 		define(a, "task_status", spec[optionalTask]{access: readOnly, onTasks: true,

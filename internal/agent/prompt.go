@@ -73,5 +73,5 @@ func (r *run) instruction() string {
 	case intent.Inquiry:
 		return "The owner asks a question: look it up in one round of tool calls, then answer."
 	}
-	return fmt.Sprintf("Do what the owner asks with the tools (at most %d rounds; coding work goes to task_create), then answer in a line or two.", r.a.cfg.MaxRounds)
+	return fmt.Sprintf("Do what the owner asks with the tools (at most %d rounds), then answer in a line or two.", r.a.cfg.MaxRounds)
 }

@@ -46,6 +46,11 @@ type tool struct {
 	// onTasks: offered only when the conversation knows of a task (see
 	// run.knowsTasks).
 	onTasks bool
+	// survey: it gives more of what the system prompt already carries
+	// for the selected workspace (its map, its git state). An action,
+	// which hands the reading to a harness, makes do with the prompt: it
+	// is not offered the tool (but may call it).
+	survey bool
 	// changesContext: after it succeeds the system prompt is rebuilt.
 	changesContext bool
 	// maxResult bounds its result (maxResult of the loop when 0).
@@ -81,6 +86,8 @@ type spec[A any] struct {
 	access access
 	// onTasks: offered only when the conversation knows of a task.
 	onTasks bool
+	// survey: not offered to an action (see tool.survey).
+	survey bool
 	// changesContext: the system prompt is rebuilt after a success.
 	changesContext bool
 	// maxResult bounds its result (maxResult of the loop when 0).
@@ -112,7 +119,7 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	// strict mode (every field required) needs; decodeArgs refuses
 	// unknown fields anyway, so every call would pay for it in vain.
 	schema.AdditionalProperties = nil
-	t := &tool{name: name, access: s.access, onTasks: s.onTasks, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
+	t := &tool{name: name, access: s.access, onTasks: s.onTasks, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
 		if err := decodeArgs(raw, schema.Required, &args); err != nil {
@@ -196,14 +203,16 @@ func shortErr(err error) string {
 	return s
 }
 
-// offered lists the tools the turn may use, for the request: those its
+// offered lists the tools the turn is offered, for the request: those its
 // intent allows, less the task tools while the conversation knows of no
-// task. Every tool offered costs its definition in every call of the turn.
+// task and, in an action, the surveys. Every tool offered costs its
+// definition in every call of the turn; a tool allowed but not offered
+// still runs when the model calls it.
 func (r *run) offered() []llm.Tool {
 	var out []llm.Tool
 	for _, name := range r.a.order {
 		t := r.a.tools[name]
-		if allowed(t, r.kind) && (!t.onTasks || r.knowsTasks) {
+		if allowed(t, r.kind) && (!t.onTasks || r.knowsTasks) && !(t.survey && r.kind == intent.Action) {
 			out = append(out, llm.Tool{Name: t.name, Description: t.desc, Parameters: t.schema})
 		}
 	}
