@@ -349,7 +349,13 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	// The task engine's reporter moves the mode to WORKING when the task
 	// starts.
 	r.created = append(r.created, created)
-	return fmt.Sprintf("Created task %s: harness %s in workspace %s on branch %s, state %s. Tell the owner its id.", created.ID, or(created.Harness, "default"), created.Workspace, or(created.Branch, "(new)"), created.State), nil
+	// The reply names the task whatever the model says (run.replies), so
+	// the result is only the facts.
+	branch := ""
+	if created.Branch != "" {
+		branch = " on " + created.Branch
+	}
+	return fmt.Sprintf("Created task %s: %s in %s%s, %s.", created.ID, or(created.Harness, "default harness"), created.Workspace, branch, created.State), nil
 }
 
 // toolTaskAsk hands a question to a harness that runs read-only on the
