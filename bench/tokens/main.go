@@ -3,7 +3,10 @@
 // turn on a small demo workspace, and how long the repository map of this
 // repository takes, cold and cached:
 //
-//	go run ./bench/tokens [-repo DIR]
+//	go run ./bench/tokens [-repo DIR] [-v]
+//
+// -v also prints each turn's first system prompt and the tokens of each
+// tool definition it offers.
 //
 // The turns run through the real agent (prompt, tools, history, loop)
 // with a scripted model in place of the LLM client: the bench counts the
@@ -19,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -45,8 +49,9 @@ var demo = map[string]string{
 
 func main() {
 	repo := flag.String("repo", ".", "repository whose map is timed")
+	verbose := flag.Bool("v", false, "print each turn's system prompt and tool sizes")
 	flag.Parse()
-	if err := run(context.Background(), *repo, os.Stdout); err != nil {
+	if err := run(context.Background(), *repo, *verbose, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -99,7 +104,11 @@ type running struct{}
 
 func (running) Running(context.Context, string) (*instincts.Task, error) { return nil, nil }
 
-func run(ctx context.Context, repo string, out io.Writer) error {
+func run(ctx context.Context, repo string, verbose bool, out io.Writer) error {
+	// The tokenizer loads on first use; time it before the turns use it.
+	start := time.Now()
+	tokens.Count("warm")
+	load := time.Since(start)
 	dir, err := os.MkdirTemp("", "fetch-bench-")
 	if err != nil {
 		return err
@@ -120,6 +129,7 @@ func run(ctx context.Context, repo string, out io.Writer) error {
 	}
 	defer db.Close()
 	ws := spaces{root: filepath.Join(dir, "workspaces")}
+	var detail strings.Builder
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "turn\tcall\tsystem\ttools\thistory\ttool exchange\ttotal\t")
 	for _, turn := range []struct {
@@ -154,6 +164,9 @@ func run(ctx context.Context, repo string, out io.Writer) error {
 		if _, err := a.Respond(ctx, agent.Turn{ConversationID: conv, UserID: "owner", Text: turn.text, Intent: intent.Result{Kind: turn.kind}}); err != nil {
 			return err
 		}
+		if verbose && len(model.reqs) > 0 {
+			describe(&detail, turn.name, model.reqs[0])
+		}
 		sum := 0
 		for i, req := range model.reqs {
 			c := count(req)
@@ -163,10 +176,9 @@ func run(ctx context.Context, repo string, out io.Writer) error {
 		fmt.Fprintf(tw, "%s\tall\t\t\t\t\t%d\t\n", turn.name, sum)
 	}
 	tw.Flush()
+	fmt.Fprint(out, detail.String())
 
-	start := time.Now()
-	tokens.Count("warm")
-	fmt.Fprintf(out, "\ntokenizer load (once per process): %v\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "\ntokenizer load (once per process): %v\n", load.Round(time.Millisecond))
 	abs, err := filepath.Abs(repo)
 	if err != nil {
 		return err
@@ -187,6 +199,20 @@ type dirPath string
 
 func (d dirPath) Path(string) (string, error) { return string(d), nil }
 
+// describe writes a request's system prompt and its tools' sizes.
+func describe(w io.Writer, turn string, req llm.Request) {
+	fmt.Fprintf(w, "\n--- %s: system prompt of call 1\n%s\n--- %s: tools of call 1\n", turn, req.Messages[0].Content, turn)
+	for _, t := range req.Tools {
+		fmt.Fprintf(w, "%5d  %s\n", tokens.Count(toolJSON(t)), t.Name)
+	}
+}
+
+// toolJSON is a tool definition as the OpenAI-style API carries it.
+func toolJSON(t llm.Tool) string {
+	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
+	return string(b)
+}
+
 // counts splits a request's tokens by part.
 type counts struct{ system, tools, history, exchange int }
 
@@ -195,13 +221,12 @@ func (c counts) total() int { return c.system + c.tools + c.history + c.exchange
 func count(req llm.Request) counts {
 	var c counts
 	// Tool definitions as the OpenAI-style API carries them.
-	var defs []any
-	for _, t := range req.Tools {
-		defs = append(defs, map[string]any{"type": "function", "function": map[string]any{"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
-	}
-	if len(defs) > 0 {
-		b, _ := json.Marshal(defs)
-		c.tools = tokens.Count(string(b))
+	if len(req.Tools) > 0 {
+		defs := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			defs[i] = toolJSON(t)
+		}
+		c.tools = tokens.Count("[" + strings.Join(defs, ",") + "]")
 	}
 	// The turn's own messages start at its user message (the last one).
 	turnStart := 0

@@ -45,7 +45,7 @@ func TestConversationOffersNoMutatingTools(t *testing.T) {
 func TestActionOffersEveryTool(t *testing.T) {
 	r := newRig(t, nil)
 	r.llm.Script(testkit.Say("ok"))
-	r.say(intent.Action, "do something")
+	r.say(intent.Action, "do something with the last task") // a task is spoken of: the task tools come too
 	for _, name := range mutating {
 		if !slices.Contains(r.llm.Requests()[0].Tools(), name) {
 			t.Errorf("an action does not offer %s", name)
@@ -53,11 +53,106 @@ func TestActionOffersEveryTool(t *testing.T) {
 	}
 	// The schemas are generated from the argument types.
 	raw := r.llm.Requests()[0].Raw
-	for _, want := range []string{`"name":"task_create"`, `"required":["goal"]`, `"additionalProperties":false`} {
+	for _, want := range []string{`"name":"task_create"`, `"required":["goal"]`, `"queue":{"type":"boolean"`} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("request lacks %s", want)
 		}
 	}
+	// Unknown fields are refused when decoded (TestDecodeArguments), not
+	// declared in every request.
+	if strings.Contains(raw, "additionalProperties") {
+		t.Error("the schemas carry additionalProperties")
+	}
+}
+
+// TestToolsByIntent: each intent is offered what it can use. A
+// conversation looks at workspaces only; an inquiry reads code too; an
+// action makes do with the map and git state its prompt carries, and does
+// not get the surveys (code_map, workspace_status), which it may still
+// call.
+func TestToolsByIntent(t *testing.T) {
+	for _, tt := range []struct {
+		kind     intent.Kind
+		want     []string
+		unwanted []string
+	}{
+		{intent.Conversation, []string{"workspace_list", "workspace_status"}, []string{"code_map", "code_read", "task_create"}},
+		{intent.Inquiry, []string{"workspace_list", "workspace_status", "code_map", "code_outline", "code_read", "code_search", "task_ask"}, []string{"task_create"}},
+		{intent.Action, []string{"workspace_list", "code_outline", "code_read", "code_search", "task_create"}, []string{"code_map", "workspace_status", "task_ask"}},
+	} {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			r := newRig(t, nil)
+			r.selectWorkspace("demo")
+			r.llm.Script(testkit.Say("ok"))
+			r.say(tt.kind, "what is in demo?")
+			got := r.llm.Requests()[0].Tools()
+			for _, name := range tt.want {
+				if !slices.Contains(got, name) {
+					t.Errorf("%s not offered: %v", name, got)
+				}
+			}
+			for _, name := range tt.unwanted {
+				if slices.Contains(got, name) {
+					t.Errorf("%s offered: %v", name, got)
+				}
+			}
+		})
+	}
+	r := newRig(t, nil)
+	r.llm.Script(testkit.Use(testkit.Call{ID: "s", Name: "workspace_status", Arguments: `{"name":"demo"}`}), testkit.Say("ok"))
+	r.say(intent.Action, "check demo and fix it")
+	if res := r.toolResults(1)["s"]; strings.Contains(res, "not available") {
+		t.Errorf("an action calling a survey it was not offered: %q", res)
+	}
+}
+
+// TestTaskToolsOnlyWithATask: task_status, task_cancel and task_respond
+// are offered only when the conversation knows of a task: one running,
+// one started or reported in the history, or a task spoken of.
+func TestTaskToolsOnlyWithATask(t *testing.T) {
+	taskTools := []string{"task_status", "task_cancel", "task_respond"}
+	offers := func(r *rig, i int) bool {
+		r.t.Helper()
+		got := r.llm.Requests()[i].Tools()
+		n := 0
+		for _, name := range taskTools {
+			if slices.Contains(got, name) {
+				n++
+			}
+		}
+		if n != 0 && n != len(taskTools) {
+			r.t.Fatalf("request %d offers some of the task tools: %v", i, got)
+		}
+		return n > 0
+	}
+	t.Run("none, then one started", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.selectWorkspace("demo")
+		r.llm.Script(
+			testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"add a README"}`}),
+			testkit.Say("Started."),
+			testkit.Say("It is running."),
+		)
+		r.say(intent.Action, "add a README")
+		r.say(intent.Action, "and a CONTRIBUTING file")
+		if offers(r, 0) || offers(r, 1) {
+			t.Error("task tools offered before the conversation had a task")
+		}
+		if !offers(r, 2) {
+			t.Error("task tools not offered after a task_create in the history")
+		}
+	})
+	t.Run("a reported result", func(t *testing.T) {
+		r := newRig(t, nil)
+		if err := r.agent.Remember(t.Context(), conv, "t-7 succeeded: added the README."); err != nil {
+			t.Fatal(err)
+		}
+		r.llm.Script(testkit.Say("It added the README."))
+		r.say(intent.Action, "fix what it got wrong")
+		if !offers(r, 0) {
+			t.Error("task tools not offered after a reported result")
+		}
+	})
 }
 
 func TestActionCreatesTaskAndReportsItsID(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 )
 
 // TestTaskAskAccess: task_ask (a read-only harness run) is offered to an
-// inquiry and an action, not to a conversation; task_create stays
-// action-only.
+// inquiry only (an action hands the whole job to task_create); task_create
+// stays action-only.
 func TestTaskAskAccess(t *testing.T) {
 	for _, tt := range []struct {
 		kind              intent.Kind
@@ -20,7 +20,7 @@ func TestTaskAskAccess(t *testing.T) {
 	}{
 		{intent.Conversation, false, false},
 		{intent.Inquiry, true, false},
-		{intent.Action, true, true},
+		{intent.Action, false, true},
 	} {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			r := newRig(t, nil)

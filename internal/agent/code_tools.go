@@ -49,7 +49,7 @@ type (
 		Workspace string `json:"workspace,omitempty"`
 	}
 	codeSearchArgs struct {
-		Pattern    string   `json:"pattern" description:"RE2 regexp"`
+		Pattern    string   `json:"pattern"`
 		Literal    bool     `json:"literal,omitempty"`
 		IgnoreCase bool     `json:"ignore_case,omitempty"`
 		Globs      []string `json:"globs,omitempty"`
@@ -78,7 +78,7 @@ func codeWorkspace(ctx context.Context, r *run, name string) (string, error) {
 // registerCode defines the read-only code tools.
 func (a *Agent) registerCode() []error {
 	return []error{
-		define(a, "code_map", spec[codeMapArgs]{access: readOnly, maxResult: codeResult,
+		define(a, "code_map", spec[codeMapArgs]{access: reading, survey: true, maxResult: codeResult,
 			validate: func(c *codeMapArgs) error {
 				trimmed(&c.Workspace)
 				if c.Tokens <= 0 {
@@ -101,7 +101,7 @@ func (a *Agent) registerCode() []error {
 				}
 				return m, nil
 			}}),
-		define(a, "code_outline", spec[codePathArgs]{access: readOnly, maxResult: codeResult,
+		define(a, "code_outline", spec[codePathArgs]{access: reading, maxResult: codeResult,
 			validate: func(c *codePathArgs) error { trimmed(&c.Path, &c.Workspace); return nonEmpty("path", c.Path) },
 			run: func(ctx context.Context, r *run, c codePathArgs) (string, error) {
 				ws, err := codeWorkspace(ctx, r, c.Workspace)
@@ -110,7 +110,7 @@ func (a *Agent) registerCode() []error {
 				}
 				return r.a.cfg.Code.Outline(ctx, ws, c.Path)
 			}}),
-		define(a, "code_read", spec[codeReadArgs]{access: readOnly, maxResult: codeResult,
+		define(a, "code_read", spec[codeReadArgs]{access: reading, maxResult: codeResult,
 			validate: func(c *codeReadArgs) error {
 				trimmed(&c.Path, &c.Workspace)
 				if c.From < 0 || c.To < 0 {
@@ -125,7 +125,7 @@ func (a *Agent) registerCode() []error {
 				}
 				return r.a.cfg.Code.Read(ctx, ws, c.Path, c.From, c.To)
 			}}),
-		define(a, "code_search", spec[codeSearchArgs]{access: readOnly, maxResult: codeResult,
+		define(a, "code_search", spec[codeSearchArgs]{access: reading, maxResult: codeResult,
 			validate: func(c *codeSearchArgs) error {
 				trimmed(&c.Workspace)
 				if strings.TrimSpace(c.Pattern) == "" {

@@ -3,11 +3,17 @@
 // (workspaces, tasks, questions to the owner), and keeps each
 // conversation's history, approvals, autonomy level and budgets.
 //
-// The intent shapes a turn: a conversation gets the read-only tools and at
-// most two tool calls, an inquiry the read-only tools for one cycle, an
-// action every tool for at most MaxRounds rounds and TurnTime of wall time;
-// then the model gives one final answer without tools, within what is left
-// of TurnTime plus a grace of TurnTime/4 (at most 20s). Every LLM call of
+// The intent shapes a turn: a conversation gets the tools that look at
+// workspaces and tasks and at most two tool calls, an inquiry those, the
+// code tools and task_ask for one cycle, an action every tool but task_ask
+// and the surveys its prompt makes redundant (code_map, workspace_status)
+// for at most MaxRounds rounds and TurnTime of wall time; the task tools
+// come only when the conversation knows of a task (tasksKnown). Then the
+// model gives one final answer without tools, within what is left of
+// TurnTime plus a grace of TurnTime/4 (at most 20s). Every call pays for
+// the system prompt and the tools offered, so a turn is offered only what
+// it can use, and the harness pack comes only to an action (go run
+// ./bench/tokens measures the cost). Every LLM call of
 // a turn ends by that deadline, and at once when the turn's context is
 // cancelled (the owner's /stop), which Respond returns as the context's
 // cause. A provider that fails — does not answer in time, answers 5xx or

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -61,6 +62,10 @@ type run struct {
 	seen  map[string]int
 	trail []string
 
+	// knowsTasks: the conversation has a task to ask about, cancel or
+	// answer (see tasksKnown); the task tools are offered only then.
+	knowsTasks bool
+
 	system      string
 	promptDirty bool
 	lastRound   bool
@@ -105,6 +110,7 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	log := r.a.log.With("conversation", r.conv, "intent", r.kind)
 	r.text = text
 	r.msgs = []llm.Message{{Role: llm.User, Content: text}}
+	r.knowsTasks = r.tasksKnown(ctx)
 	rounds, calls := r.limits()
 	// Tool rounds run until the turn's deadline; the final answer has
 	// whatever is left of it plus a grace. Both end at once on a stop:
@@ -136,7 +142,7 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 		}
 		req := llm.Request{
 			Messages:    append(append([]llm.Message{{Role: llm.System, Content: r.system}}, r.history...), r.msgs...),
-			Tools:       r.a.offered(r.kind),
+			Tools:       r.offered(),
 			NoToolCalls: !withTools,
 		}
 		resp, err := r.a.cfg.LLM.Complete(callCtx, req)
@@ -206,6 +212,36 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	return r.replies(), nil
 }
 
+// tasksKnown tells whether the conversation has a task the task tools
+// could name, as the turn starts: one is running, the history the model
+// sees started one or reported one's end (Remember), or the summary or the
+// message speak of a task. A task started in this turn does not count:
+// its id is in the turn, and asking about it waits for the next message.
+func (r *run) tasksKnown(ctx context.Context) bool {
+	if r.a.cfg.Tasks == nil {
+		return false
+	}
+	if r.a.cfg.Running != nil {
+		if t, err := r.a.cfg.Running.Running(ctx, r.conv); err == nil && t != nil {
+			return true
+		}
+	}
+	for _, m := range r.history {
+		if m.Role == llm.User && m.Content == noteIntro {
+			return true
+		}
+		for _, c := range m.ToolCalls {
+			if c.Name == "task_create" || c.Name == "task_ask" {
+				return true
+			}
+		}
+	}
+	return mentionsTask.MatchString(r.summary) || mentionsTask.MatchString(r.text)
+}
+
+// mentionsTask matches text that speaks of a task.
+var mentionsTask = regexp.MustCompile(`(?i)\btasks?\b`)
+
 // stopped closes and saves a turn whose context was cancelled (/stop,
 // shutdown) and returns the cause.
 func (r *run) stopped(ctx context.Context) error {
@@ -234,10 +270,10 @@ func (r *run) callIDTaken(id string, before []llm.ToolCall) bool {
 func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 	t := r.a.tools[c.Name]
 	if t == nil {
-		return fmt.Sprintf("error: there is no tool %q. The tools are: %s.", c.Name, strings.Join(toolNames(r.a.offered(r.kind)), ", "))
+		return fmt.Sprintf("error: there is no tool %q. The tools are: %s.", c.Name, strings.Join(toolNames(r.offered()), ", "))
 	}
 	if !allowed(t, r.kind) {
-		return fmt.Sprintf("error: %s is not available for this message (a %s, which may only look, not change anything). Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.a.offered(r.kind)), ", "))
+		return fmt.Sprintf("error: %s is not available for this %s. Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.offered()), ", "))
 	}
 	p, err := t.decode(c.Arguments)
 	if err != nil {

@@ -14,47 +14,50 @@ import (
 	"github.com/fetch-dev/fetch/internal/workspace"
 )
 
-// Argument types: the tools' JSON Schemas are generated from these.
+// Argument types: the tools' JSON Schemas are generated from these. A
+// field is described only where its name and the tool's description leave
+// the model guessing; a workspace left empty is the selected one, which
+// the system prompt says once for every tool.
 type (
 	noArgs        struct{}
 	workspaceName struct {
-		Name string `json:"name" description:"the workspace's name"`
+		Name string `json:"name"`
 	}
 	optionalWorkspace struct {
-		Name string `json:"name,omitempty" description:"the workspace's name; the selected one when empty"`
+		Name string `json:"name,omitempty"`
 	}
 	createArgs struct {
-		Name     string `json:"name" description:"name of the new workspace: lowercase letters, digits and dashes"`
-		Template string `json:"template,omitempty" description:"project template for an empty workspace, e.g. go or node"`
-		URL      string `json:"url,omitempty" description:"git URL to clone instead of starting empty"`
+		Name     string `json:"name"`
+		Template string `json:"template,omitempty"`
+		URL      string `json:"url,omitempty"`
 	}
 	taskCreateArgs struct {
-		Goal      string `json:"goal" description:"what the harness must do, with acceptance criteria"`
-		Workspace string `json:"workspace,omitempty" description:"workspace to work in; the selected one when empty"`
-		Harness   string `json:"harness,omitempty" description:"coding CLI to use (see the harness pack); best fit when empty"`
-		Queue     bool   `json:"queue,omitempty" description:"queue behind a running task instead of failing"`
+		Goal      string `json:"goal" description:"one clear instruction with acceptance criteria"`
+		Workspace string `json:"workspace,omitempty"`
+		Harness   string `json:"harness,omitempty"`
+		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task"`
 	}
 	taskAskArgs struct {
-		Question  string `json:"question" description:"the question about the code, with what a good answer covers"`
-		Workspace string `json:"workspace,omitempty" description:"workspace to read; the selected one when empty"`
-		Harness   string `json:"harness,omitempty" description:"coding CLI to ask: one with a read-only mode (claude, gemini, copilot); the default when empty"`
-		Queue     bool   `json:"queue,omitempty" description:"queue behind a running task instead of failing"`
+		Question  string `json:"question" description:"with what a good answer covers"`
+		Workspace string `json:"workspace,omitempty"`
+		Harness   string `json:"harness,omitempty" description:"claude, gemini or copilot"`
+		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task"`
 	}
 	taskID struct {
-		ID string `json:"id" description:"the task id task_create returned"`
+		ID string `json:"id"`
 	}
 	optionalTask struct {
-		ID string `json:"id,omitempty" description:"the task id; the running task when empty"`
+		ID string `json:"id,omitempty"`
 	}
 	taskRespondArgs struct {
-		ID     string `json:"id" description:"the task id"`
-		Answer string `json:"answer" description:"the answer to the harness's question"`
+		ID     string `json:"id"`
+		Answer string `json:"answer"`
 	}
 	askArgs struct {
-		Question string `json:"question" description:"the question for the owner, one sentence"`
+		Question string `json:"question"`
 	}
 	progressArgs struct {
-		Message string `json:"message" description:"a short progress note"`
+		Message string `json:"message"`
 	}
 )
 
@@ -80,10 +83,10 @@ func (a *Agent) register() error {
 	a.tools = map[string]*tool{}
 	errs := []error{
 		define(a, "workspace_list", spec[noArgs]{access: readOnly, run: toolWorkspaceList}),
-		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly,
+		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly, survey: true,
 			validate: func(w *optionalWorkspace) error { trimmed(&w.Name); return nil },
 			run:      toolWorkspaceStatus}),
-		define(a, "task_status", spec[optionalTask]{access: readOnly,
+		define(a, "task_status", spec[optionalTask]{access: readOnly, onTasks: true,
 			validate: func(t *optionalTask) error { trimmed(&t.ID); return nil },
 			run:      toolTaskStatus}),
 		define(a, "workspace_select", spec[workspaceName]{access: mutating, changesContext: true,
@@ -129,10 +132,10 @@ func (a *Agent) register() error {
 				return checkTaskCreate(ctx, r, taskCreateArgs{Workspace: t.Workspace})
 			},
 			run: toolTaskAsk}),
-		define(a, "task_cancel", spec[taskID]{access: mutating, changesContext: true,
+		define(a, "task_cancel", spec[taskID]{access: mutating, onTasks: true, changesContext: true,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskCancel}),
-		define(a, "task_respond", spec[taskRespondArgs]{access: mutating,
+		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, onTasks: true,
 			validate: func(t *taskRespondArgs) error {
 				trimmed(&t.ID, &t.Answer)
 				if err := nonEmpty("id", t.ID); err != nil {
@@ -346,7 +349,13 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	// The task engine's reporter moves the mode to WORKING when the task
 	// starts.
 	r.created = append(r.created, created)
-	return fmt.Sprintf("Created task %s: harness %s in workspace %s on branch %s, state %s. Tell the owner its id.", created.ID, or(created.Harness, "default"), created.Workspace, or(created.Branch, "(new)"), created.State), nil
+	// The reply names the task whatever the model says (run.replies), so
+	// the result is only the facts.
+	branch := ""
+	if created.Branch != "" {
+		branch = " on " + created.Branch
+	}
+	return fmt.Sprintf("Created task %s: %s in %s%s, %s.", created.ID, or(created.Harness, "default harness"), created.Workspace, branch, created.State), nil
 }
 
 // toolTaskAsk hands a question to a harness that runs read-only on the

@@ -31,12 +31,17 @@ type promptData struct {
 }
 
 // buildPrompt is the system prompt for the next request: the identity,
-// the skills the message triggers, and the session as it is now.
+// the skills the message triggers, and the session as it is now. The
+// harness pack comes only to a turn that can start a task (an action):
+// elsewhere it would be paid for in every call and never used.
 func (r *run) buildPrompt(ctx context.Context) string {
 	id := r.a.cfg.Identity.Current()
 	d := promptData{
-		Collar: id.Collar, Alpha: id.Alpha, Agents: id.Agents, Skills: id.ActiveSkills(r.text),
+		Collar: id.Collar, Alpha: id.Alpha, Skills: id.ActiveSkills(r.text),
 		Workspace: r.workspace, Autonomy: r.autonomy, Summary: r.summary, Instruction: r.instruction(),
+	}
+	if r.kind == intent.Action {
+		d.Agents = id.Agents
 	}
 	if r.workspace != "" && r.a.cfg.Workspaces != nil {
 		if st, err := r.a.cfg.Workspaces.Status(ctx, r.workspace); err == nil {
@@ -64,9 +69,9 @@ func (r *run) instruction() string {
 	}
 	switch r.kind {
 	case intent.Conversation:
-		return fmt.Sprintf("The owner is chatting. Answer briefly. You may look things up with at most %d read-only tool calls; change nothing.", conversationCalls)
+		return fmt.Sprintf("The owner is chatting: answer briefly, with at most %d look-ups; change nothing.", conversationCalls)
 	case intent.Inquiry:
-		return "The owner asks a question. Look it up with read-only tools in one round, then answer."
+		return "The owner asks a question: look it up in one round of tool calls, then answer."
 	}
-	return fmt.Sprintf("The owner wants something done. Use the tools; hand coding work to a harness with task_create. At most %d tool rounds.", r.a.cfg.MaxRounds)
+	return fmt.Sprintf("Do what the owner asks with the tools (at most %d rounds), then answer in a line or two.", r.a.cfg.MaxRounds)
 }

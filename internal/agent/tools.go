@@ -23,14 +23,18 @@ var toolDocs embed.FS
 type access string
 
 const (
-	// readOnly tools look; every intent offers them.
+	// readOnly tools look at the session (workspaces, tasks); every
+	// intent offers them.
 	readOnly access = "read"
+	// reading tools read code (code_*): an inquiry and an action offer
+	// them; a conversation, which answers in a line, does not.
+	reading access = "code"
 	// mutating tools change something; only an action offers them.
 	mutating access = "write"
 	// asking tools hand a question to a harness that runs read-only
 	// (task_ask): they change nothing, but start a run that takes minutes
-	// and costs, so an inquiry and an action offer them, a conversation
-	// does not.
+	// and costs, so only an inquiry offers them; an action that needs
+	// the code understood hands the whole job to task_create.
 	asking access = "ask"
 )
 
@@ -39,6 +43,14 @@ const (
 type tool struct {
 	name   string
 	access access
+	// onTasks: offered only when the conversation knows of a task (see
+	// run.knowsTasks).
+	onTasks bool
+	// survey: it gives more of what the system prompt already carries
+	// for the selected workspace (its map, its git state). An action,
+	// which hands the reading to a harness, makes do with the prompt: it
+	// is not offered the tool (but may call it).
+	survey bool
 	// changesContext: after it succeeds the system prompt is rebuilt.
 	changesContext bool
 	// maxResult bounds its result (maxResult of the loop when 0).
@@ -72,6 +84,10 @@ type prepared struct {
 // spec is a tool's behaviour over its argument type A.
 type spec[A any] struct {
 	access access
+	// onTasks: offered only when the conversation knows of a task.
+	onTasks bool
+	// survey: not offered to an action (see tool.survey).
+	survey bool
 	// changesContext: the system prompt is rebuilt after a success.
 	changesContext bool
 	// maxResult bounds its result (maxResult of the loop when 0).
@@ -99,7 +115,11 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	if err != nil {
 		return fmt.Errorf("agent: tool %s schema: %w", name, err)
 	}
-	t := &tool{name: name, access: s.access, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
+	// The generator adds "additionalProperties": false, which only
+	// strict mode (every field required) needs; decodeArgs refuses
+	// unknown fields anyway, so every call would pay for it in vain.
+	schema.AdditionalProperties = nil
+	t := &tool{name: name, access: s.access, onTasks: s.onTasks, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
 		if err := decodeArgs(raw, schema.Required, &args); err != nil {
@@ -183,20 +203,35 @@ func shortErr(err error) string {
 	return s
 }
 
-// offered lists the tools an intent may use, for the request.
-func (a *Agent) offered(kind intent.Kind) []llm.Tool {
+// offered lists the tools the turn is offered, for the request: those its
+// intent allows, less the task tools while the conversation knows of no
+// task and, in an action, the surveys. Every tool offered costs its
+// definition in every call of the turn; a tool allowed but not offered
+// still runs when the model calls it.
+func (r *run) offered() []llm.Tool {
 	var out []llm.Tool
-	for _, name := range a.order {
-		t := a.tools[name]
-		if allowed(t, kind) {
+	for _, name := range r.a.order {
+		t := r.a.tools[name]
+		if allowed(t, r.kind) && (!t.onTasks || r.knowsTasks) && !(t.survey && r.kind == intent.Action) {
 			out = append(out, llm.Tool{Name: t.name, Description: t.desc, Parameters: t.schema})
 		}
 	}
 	return out
 }
 
+// allowed tells whether an intent may use a tool at all.
 func allowed(t *tool, kind intent.Kind) bool {
-	return t.access == readOnly || kind == intent.Action || (t.access == asking && kind == intent.Inquiry)
+	switch t.access {
+	case readOnly:
+		return true
+	case reading:
+		return kind == intent.Inquiry || kind == intent.Action
+	case asking:
+		return kind == intent.Inquiry
+	case mutating:
+		return kind == intent.Action
+	}
+	return false
 }
 
 // toolNames lists the names of tools, sorted.
