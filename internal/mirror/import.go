@@ -213,15 +213,17 @@ func (m *Mirror) sendLocked(ctx context.Context, r Ref, ref, kennelRef string) e
 	if _, err := m.resolve(ctx, dir, ref); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(m.tmpDir(), "send-*.bundle")
+	// git writes NAME.lock and renames it: the bundle is opened once made.
+	bundle := filepath.Join(m.tmpDir(), "send-"+strings.ToLower(rand.Text())+".bundle")
+	defer os.Remove(bundle)
+	if _, err := m.hostGit(ctx, hostCmd{gitDir: dir, timeout: m.cfg.TransferTimeout, args: []string{"bundle", "create", "-q", bundle, ref}}); err != nil {
+		return err
+	}
+	f, err := os.Open(bundle)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
 	defer f.Close()
-	if _, err := m.hostGit(ctx, hostCmd{gitDir: dir, timeout: m.cfg.TransferTimeout, args: []string{"bundle", "create", "-q", f.Name(), ref}}); err != nil {
-		return err
-	}
 
 	name := path.Join(kennelTmp, "fetch-send-"+strings.ToLower(rand.Text())+".bundle")
 	defer func() {
