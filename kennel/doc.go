@@ -25,8 +25,10 @@
 // of its own, tagged with its task id: Docker can neither kill an exec nor
 // re-attach to one, so the shim records the group, tees the output to a
 // per-task log and stops the task from a second exec (Stop). Exec takes argv
-// only — nothing reaches a shell — closes stdin, demultiplexes stdout and
-// stderr into lines for a LineHandler and keeps only a bounded stderr tail.
+// only — nothing reaches a shell — closes stdin (or feeds it ExecSpec.Stdin,
+// then closes it), demultiplexes stdout and stderr into lines for a
+// LineHandler (or passes stdout raw to ExecSpec.Stdout, for a bundle) and
+// keeps only a bounded stderr tail.
 // After a restart, Reconcile finds this instance's containers and the tasks
 // left in them; Follow reads a task's output back to its end and Stop ends it.
 // (A task goes on while nobody reads its exec: the engine keeps draining an

@@ -5,12 +5,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/fetch-dev/fetch/kennel/shim"
 )
@@ -23,6 +26,16 @@ type ExecSpec struct {
 	Env       []string      // KEY=VALUE, only what this run needs
 	TaskID    string        // non-empty: run under fetch-shim in its own process group with pid and log files, stoppable via Stop
 	Timeout   time.Duration // 0 = none; on expiry the run is stopped like Stop and Exec returns ErrTimeout (Result still filled)
+
+	// Stdin, when set, is copied to the run's stdin, which is then closed;
+	// nil: stdin is /dev/null. Exec waits for the copy to end: a reader must
+	// return (EOF or an error) once the run is over — a file, a buffer, a
+	// pipe whose writer closes. A read error stops the run.
+	Stdin io.Reader
+	// Stdout, when set, receives stdout raw (not split into lines, binary
+	// safe) and the LineHandler sees only stderr. A write error stops the
+	// run. nil: stdout goes to the LineHandler line by line.
+	Stdout io.Writer
 }
 
 // Result is how a run ended.
@@ -60,7 +73,8 @@ const (
 // Exec runs spec.Argv in the workspace's container (created on demand) and
 // streams its output to fn line by line. Every run goes through fetch-shim in
 // a process group of its own, so that it can always be stopped; without a
-// TaskID it keeps no files and cannot be named by Stop. stdin is /dev/null.
+// TaskID it keeps no files and cannot be named by Stop. stdin is /dev/null
+// unless spec.Stdin is set; spec.Stdout takes stdout raw.
 //
 // A non-zero exit code is a Result, not an error. Errors are infrastructure
 // failures, ErrTimeout after a timeout, and the cause of ctx (wrapped) when ctx
@@ -86,11 +100,13 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
-		argv:      shim.RunArgv(id, k.runOptions(ephemeral), spec.Argv),
+		argv:      shim.RunArgv(id, k.runOptions(ephemeral, spec.Stdin != nil), spec.Argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
 		create:    true,
+		stdin:     spec.Stdin,
+		stdout:    spec.Stdout,
 	}, fn)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
@@ -103,8 +119,8 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 }
 
 // runOptions are the shim's run options for this kennel.
-func (k *Kennel) runOptions(ephemeral bool) shim.RunOptions {
-	return shim.RunOptions{Ephemeral: ephemeral, Grace: k.cfg.Grace}
+func (k *Kennel) runOptions(ephemeral, stdin bool) shim.RunOptions {
+	return shim.RunOptions{Ephemeral: ephemeral, Grace: k.cfg.Grace, Stdin: stdin}
 }
 
 // runSpec is a run of the shim, for Exec and Follow.
@@ -116,7 +132,9 @@ type runSpec struct {
 	env       []string
 	dir       string
 	timeout   time.Duration
-	create    bool // create the container if needed (Follow only reads)
+	create    bool      // create the container if needed (Follow only reads)
+	stdin     io.Reader // nil: no stdin attached
+	stdout    io.Writer // nil: stdout goes to the LineHandler
 }
 
 // run executes a runSpec and follows it to its end.
@@ -142,11 +160,29 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 		}
 		return Result{}, fmt.Errorf("attach: %w", classify(err))
 	}
-	defer hijack.Close()
+	// stdinFailed reports a failed read of rs.stdin; fed is closed when the
+	// feeding goroutine is over. Closing the stream ends its writes, so the
+	// deferred close-then-wait cannot block on them.
+	stdinFailed := make(chan error, 1)
+	fed := make(chan struct{})
+	if rs.stdin != nil {
+		go func() { // ends when rs.stdin ends or the stream is closed; waited for below
+			defer close(fed)
+			if err := feed(hijack, rs.stdin); err != nil {
+				stdinFailed <- err
+			}
+		}()
+	} else {
+		close(fed)
+	}
+	defer func() {
+		hijack.Close()
+		<-fed
+	}()
 
 	out := newOutput(fn, k.cfg.MaxLine, k.cfg.StderrTail)
 	copied := make(chan error, 1)
-	go func() { copied <- out.copy(hijack.Reader) }() // ends at the stream's end or when hijack is closed; waited for below
+	go func() { copied <- copyOutput(out, hijack.Reader, rs.stdout) }() // ends at the stream's end or when hijack is closed; waited for below
 
 	var expired <-chan time.Time
 	if rs.timeout > 0 {
@@ -158,6 +194,9 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	var runErr, copyErr error
 	select {
 	case copyErr = <-copied:
+	case err := <-stdinFailed:
+		runErr = fmt.Errorf("read stdin: %w", err)
+		log.Info("kennel: reading stdin failed; stopping the run", logErr, err)
 	case <-ctx.Done():
 		runErr = context.Cause(ctx)
 		log.Info("kennel: run cancelled; stopping it", logErr, runErr)
@@ -178,7 +217,7 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 		if stopErr := k.stopIn(cleanup, ctr, rs.task); stopErr != nil {
 			log.Warn("kennel: stop after a broken stream", logErr, stopErr)
 		}
-		return res, fmt.Errorf("read output: %w", copyErr)
+		return res, fmt.Errorf("output: %w", copyErr)
 	}
 
 	inspectCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitWait)
@@ -192,6 +231,70 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	res.Stopped = live.stopped.Load()
 	log.Debug("kennel: run ended", logExit, code, logStopped, res.Stopped, logTimedOut, res.TimedOut)
 	return res, runErr
+}
+
+// copyOutput reads the exec's stream to its end: stdout to raw when set (and
+// only stderr to the LineHandler), else both to the LineHandler. A failed
+// write to raw ends the copy with that error.
+func copyOutput(out *output, r io.Reader, raw io.Writer) error {
+	if raw == nil {
+		if err := out.copy(r); err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		return nil
+	}
+	w := &recordingWriter{w: raw}
+	_, err := stdcopy.StdCopy(w, io.MultiWriter(&out.stderr, &out.tail), r)
+	out.stderr.flush()
+	if w.err != nil {
+		return fmt.Errorf("write stdout: %w", w.err)
+	}
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	return nil
+}
+
+// recordingWriter remembers the first error of w.
+type recordingWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// recordingReader remembers the first error of r other than EOF.
+type recordingReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *recordingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// feed copies src to the exec's stdin and closes it. A failed write (the
+// process ended without reading it all, the stream was closed) is not an
+// error: the run's end tells; a failed read is, and leaves stdin open (the
+// run is stopped, rather than fed a truncated input and an EOF).
+func feed(hijack types.HijackedResponse, src io.Reader) error {
+	rr := &recordingReader{r: src}
+	_, _ = io.Copy(hijack.Conn, rr)
+	if rr.err != nil {
+		return rr.err
+	}
+	_ = hijack.CloseWrite()
+	return nil
 }
 
 // createExec creates the exec, in a fresh container if the one it knew of has
@@ -218,6 +321,7 @@ func (k *Kennel) createExec(ctx context.Context, rs runSpec, live *liveRun) (ctr
 		}
 		resp, err := k.docker.ContainerExecCreate(ctx, ctr, container.ExecOptions{
 			User:         k.cfg.User,
+			AttachStdin:  rs.stdin != nil,
 			AttachStdout: true,
 			AttachStderr: true,
 			Env:          rs.env,

@@ -3,6 +3,7 @@ package gitrun
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -81,6 +82,12 @@ type Cmd struct {
 	MaxOutput int
 	// Timeout bounds the command; DefaultTimeout when 0.
 	Timeout time.Duration
+	// Stdin, when set, is the command's stdin (see kennel.ExecSpec.Stdin).
+	Stdin io.Reader
+	// Stdout, when set, receives stdout raw and unbounded (a bundle, a
+	// pack); the writer bounds it by failing, which stops the command.
+	// Output.Stdout is then empty.
+	Stdout io.Writer
 }
 
 // Output is what a command printed.
@@ -129,6 +136,8 @@ func (g *Git) Run(ctx context.Context, c Cmd) (Output, error) {
 		Argv:      argv,
 		Env:       env,
 		Timeout:   c.Timeout,
+		Stdin:     c.Stdin,
+		Stdout:    c.Stdout,
 	}, func(stream kennel.Stream, line []byte) {
 		if stream != kennel.Stdout || truncated {
 			return

@@ -63,3 +63,19 @@ func TestRunIsHardenedAndBounded(t *testing.T) {
 		t.Fatalf("err = %#v", err)
 	}
 }
+
+func TestRunPassesRawStreams(t *testing.T) {
+	k := &fakeKennel{}
+	in := strings.NewReader("input")
+	var out strings.Builder
+	got, err := gitrun.New(k).Run(t.Context(), gitrun.Cmd{Workspace: "/ws", Args: []string{"bundle", "create", "-", "main"}, Stdin: in, Stdout: &out})
+	if err != nil || got.Stdout != "" {
+		t.Fatalf("out %+v, %v", got, err)
+	}
+	if k.spec.Stdin != in || k.spec.Stdout != &out {
+		t.Fatalf("spec streams: stdin %v, stdout %v", k.spec.Stdin, k.spec.Stdout)
+	}
+	if !slices.Contains(k.spec.Argv, "core.hooksPath=/dev/null") {
+		t.Errorf("a raw command lost the hardening: %q", k.spec.Argv)
+	}
+}

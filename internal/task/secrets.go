@@ -3,7 +3,6 @@ package task
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/fetch-dev/fetch/internal/redact"
@@ -61,10 +60,8 @@ func (e *Engine) scanWork(ctx context.Context, t *Task) error {
 		return err
 	}
 	var found []SecretFinding
-	for _, f := range addedLines(patch) {
-		for _, s := range e.cfg.Secrets.Find(strings.Join(f.lines, "\n")) {
-			found = append(found, SecretFinding{Path: f.path, Line: f.numbers[s.Line-1], Rule: s.Rule})
-		}
+	for _, f := range redact.FindInPatch(e.cfg.Secrets.Find, patch) {
+		found = append(found, SecretFinding(f))
 	}
 	if truncated {
 		e.log.Warn("the work was scanned for secrets only in part: its patch is over the output bound", "task", t.ID)
@@ -73,48 +70,4 @@ func (e *Engine) scanWork(ctx context.Context, t *Task) error {
 		return &SecretsError{Findings: found, Truncated: truncated}
 	}
 	return nil
-}
-
-// addedFile is the lines a patch adds to one file, with their numbers in
-// the new file.
-type addedFile struct {
-	path    string
-	lines   []string
-	numbers []int
-}
-
-// addedLines reads a unified patch (git diff --unified=0) and returns the
-// added lines per file.
-func addedLines(patch string) []addedFile {
-	var files []addedFile
-	var cur *addedFile
-	next := 0
-	for _, line := range strings.Split(patch, "\n") {
-		switch {
-		case strings.HasPrefix(line, "diff --git "):
-			files = append(files, addedFile{})
-			cur = &files[len(files)-1]
-		case cur == nil:
-		case strings.HasPrefix(line, "+++ "):
-			cur.path = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
-		case strings.HasPrefix(line, "@@ "):
-			// @@ -a[,b] +c[,d] @@
-			fields := strings.Fields(line)
-			if len(fields) >= 3 {
-				start, _, _ := strings.Cut(strings.TrimPrefix(fields[2], "+"), ",")
-				next, _ = strconv.Atoi(start)
-			}
-		case strings.HasPrefix(line, "+"):
-			cur.lines = append(cur.lines, line[1:])
-			cur.numbers = append(cur.numbers, next)
-			next++
-		}
-	}
-	out := files[:0]
-	for _, f := range files {
-		if len(f.lines) > 0 {
-			out = append(out, f)
-		}
-	}
-	return out
 }

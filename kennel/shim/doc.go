@@ -6,7 +6,7 @@
 // restart, so the shim keeps, per task id, everything needed to find, stop and
 // read back a run without the exec that started it:
 //
-//	fetch-shim run    --task ID [--ephemeral] [--grace D] -- argv...
+//	fetch-shim run    --task ID [--ephemeral] [--stdin] [--grace D] -- argv...
 //	fetch-shim stop   --task ID [--grace D]
 //	fetch-shim status --task ID
 //	fetch-shim ps
@@ -14,7 +14,7 @@
 //	fetch-shim forget --task ID
 //
 // run starts argv in a new session (so its process group id equals its pid),
-// with stdin on /dev/null and FETCH_TASK_ID=ID added to its environment, forwards
+// with stdin on /dev/null (its own stdin with --stdin) and FETCH_TASK_ID=ID added to its environment, forwards
 // the signals it receives to that group, copies the child's stdout and stderr to
 // its own and (unless --ephemeral) to a log, and exits with the child's exit code
 // (128+n when the child died of signal n). When the child ends, whatever is left

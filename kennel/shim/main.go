@@ -40,6 +40,9 @@ type RunOptions struct {
 	// Grace is the stop grace for the leftovers when the child ends; zero
 	// means DefaultGrace.
 	Grace time.Duration
+	// Stdin: the child reads the runner's stdin (the exec's, when the kennel
+	// attaches one) instead of /dev/null.
+	Stdin bool
 }
 
 // RunArgv is the argv that runs argv as task id under the shim.
@@ -50,6 +53,9 @@ func RunArgv(id string, o RunOptions, argv []string) []string {
 	}
 	if o.Ephemeral {
 		out = append(out, "--ephemeral")
+	}
+	if o.Stdin {
+		out = append(out, "--stdin")
 	}
 	return append(append(out, "--"), argv...)
 }
@@ -79,7 +85,7 @@ func LogArgv(id string, follow bool) []string {
 func ForgetArgv(id string) []string { return []string{Path, CmdForget, "--task", id} }
 
 const usage = `usage:
-  fetch-shim run    --task ID [--ephemeral] [--grace D] -- argv...
+  fetch-shim run    --task ID [--ephemeral] [--stdin] [--grace D] -- argv...
   fetch-shim stop   --task ID [--grace D]
   fetch-shim status --task ID
   fetch-shim ps
@@ -106,9 +112,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cmd == CmdRun || cmd == CmdStop {
 		grace = flags.Duration("grace", DefaultGrace, "time from SIGINT to SIGKILL")
 	}
-	ephemeral := false
+	ephemeral, stdin := false, false
 	if cmd == CmdRun {
 		flags.BoolVar(&ephemeral, "ephemeral", false, "keep no log and remove the task's files at the end")
+		flags.BoolVar(&stdin, "stdin", false, "give the child this program's stdin instead of /dev/null")
 	}
 	follow := false
 	if cmd == CmdLog {
@@ -140,7 +147,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fetch-shim: run: no command\n")
 			return ExitShimFailed
 		}
-		return runTask(ctx, runOptions{dir: *dir, id: *id, ephemeral: ephemeral, grace: *grace, argv: flags.Args()}, stdout, stderr)
+		return runTask(ctx, runOptions{dir: *dir, id: *id, ephemeral: ephemeral, stdin: stdin, grace: *grace, argv: flags.Args()}, stdout, stderr)
 	case CmdStop:
 		return report(stderr, cmd, stopTask(ctx, *dir, *id, *grace))
 	case CmdStatus:

@@ -34,6 +34,7 @@ type runOptions struct {
 	dir       string
 	id        string
 	ephemeral bool
+	stdin     bool // the child reads our stdin rather than /dev/null
 	grace     time.Duration
 	argv      []string
 }
@@ -93,7 +94,9 @@ func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, stdout, 
 	cmd := exec.Command(o.argv[0], o.argv[1:]...)
 	cmd.Env = append(withoutEnv(os.Environ(), TagEnv), TagEnv+"="+o.id)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// cmd.Stdin stays nil: the child reads /dev/null.
+	if o.stdin {
+		cmd.Stdin = os.Stdin // an *os.File: passed as fd 0, no copying goroutine
+	} // otherwise cmd.Stdin stays nil: the child reads /dev/null.
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return ExitShimFailed, fmt.Errorf("pipe: %w", err)

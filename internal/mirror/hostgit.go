@@ -1,0 +1,185 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fetch-dev/fetch/internal/gitrun"
+)
+
+// Bounds of host git's output.
+const (
+	// maxOutput bounds the stdout kept of a command.
+	maxOutput = 8 << 20
+	// maxDiff bounds the patch Scan reads.
+	maxDiff = 64 << 20
+	// maxStderr bounds the stderr tail an error carries.
+	maxStderr = 2 << 10
+	// waitDelay bounds the wait for a killed git's pipes.
+	waitDelay = 5 * time.Second
+)
+
+// hostPath is host git's PATH: it finds its helpers (git-remote-https)
+// there, and nothing of Fetch's environment comes with it.
+const hostPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// hardening precedes every host git subcommand: gitrun's, and no redirect
+// (a redirect would carry the authorization header to another host), no
+// submodule.
+var hardening = append(slices.Clone(gitrun.Hardening),
+	"-c", "http.followRedirects=false",
+	"-c", "submodule.recurse=false",
+	"-c", "transfer.fsckObjects=true",
+	"-c", "fetch.fsckObjects=true",
+	"-c", "core.hooksPath=/dev/null",
+)
+
+// hostEnv is host git's whole environment but HOME and what a command
+// adds (the remote's authorization).
+func (m *Mirror) hostEnv() []string {
+	return []string{
+		"PATH=" + hostPath,
+		"HOME=" + m.home(),
+		"XDG_CONFIG_HOME=" + m.home(),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_ASKPASS=true",
+		"SSH_ASKPASS=true",
+		"GIT_PAGER=cat",
+		"GIT_NO_REPLACE_OBJECTS=1",
+		"GIT_ALLOW_PROTOCOL=https:http:file",
+		"LC_ALL=C",
+	}
+}
+
+// hostCmd is one git command on the host.
+type hostCmd struct {
+	gitDir  string // --git-dir and working directory; Root when empty
+	args    []string
+	env     []string // added to hostEnv (GIT_CONFIG_COUNT and friends, GIT_*_DATE)
+	stdin   io.Reader
+	max     int           // stdout bound; maxOutput when 0; over it is ErrTooLarge
+	timeout time.Duration // Config.Timeout when 0
+	secrets []string      // scrubbed from the error
+}
+
+// hostGit runs c and returns its stdout. A non-zero exit is a
+// *gitrun.GitError with a scrubbed stderr tail.
+func (m *Mirror) hostGit(ctx context.Context, c hostCmd) (string, error) {
+	timeout := c.timeout
+	if timeout <= 0 {
+		timeout = m.cfg.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	argv := slices.Clone(hardening)
+	dir := m.cfg.Root
+	if c.gitDir != "" {
+		argv = append(argv, "--git-dir="+c.gitDir)
+		dir = c.gitDir
+	}
+	argv = append(argv, c.args...)
+	cmd := exec.CommandContext(ctx, "git", argv...)
+	cmd.Dir = dir
+	cmd.Env = append(m.hostEnv(), c.env...)
+	cmd.Stdin = c.stdin
+	cmd.WaitDelay = waitDelay
+	limit := c.max
+	if limit <= 0 {
+		limit = maxOutput
+	}
+	stdout := &capped{max: limit}
+	stderr := &capped{max: maxStderr, tail: true}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	op := "git " + c.args[0]
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("%s: %w (%s)", op, context.Cause(ctx), scrub(strings.TrimSpace(stderr.String()), c.secrets))
+		}
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			return "", fmt.Errorf("%s: %w", op, err)
+		}
+		return stdout.String(), &gitrun.GitError{
+			Args:     scrubAll(gitrun.RedactArgs(c.args), c.secrets),
+			ExitCode: exit.ExitCode(),
+			Stderr:   scrub(strings.TrimSpace(stderr.String()), c.secrets),
+		}
+	}
+	if stdout.cut {
+		return stdout.String(), fmt.Errorf("%s: output over %d bytes: %w", op, limit, ErrTooLarge)
+	}
+	return stdout.String(), nil
+}
+
+// scrub replaces every secret in s.
+func scrub(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+func scrubAll(ss []string, secrets []string) []string {
+	for i := range ss {
+		ss[i] = scrub(ss[i], secrets)
+	}
+	return ss
+}
+
+// capped keeps at most max bytes of what is written: the head, or the
+// tail when tail is set.
+type capped struct {
+	max  int
+	tail bool
+	buf  bytes.Buffer
+	cut  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	n := len(p)
+	if c.tail {
+		c.buf.Write(p)
+		if over := c.buf.Len() - c.max; over > 0 {
+			c.buf.Next(over)
+			c.cut = true
+		}
+		return n, nil
+	}
+	if room := c.max - c.buf.Len(); room < len(p) {
+		p = p[:max(room, 0)]
+		c.cut = true
+	}
+	c.buf.Write(p)
+	return n, nil
+}
+
+func (c *capped) String() string { return c.buf.String() }
+
+// limitWriter passes at most max bytes to w; beyond that it fails with
+// ErrTooLarge (which stops the kennel's run).
+type limitWriter struct {
+	w   io.Writer
+	max int64
+	n   int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n+int64(len(p)) > l.max {
+		return 0, fmt.Errorf("over %d bytes: %w", l.max, ErrTooLarge)
+	}
+	n, err := l.w.Write(p)
+	l.n += int64(n)
+	return n, err
+}

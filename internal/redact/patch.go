@@ -1,0 +1,75 @@
+package redact
+
+import (
+	"strconv"
+	"strings"
+)
+
+// PatchFinding is a secret in the lines a patch adds: the file, its line in
+// the new file, and the rule that matched. It never holds the secret.
+type PatchFinding struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Rule string `json:"rule"`
+}
+
+// FindInPatch runs find (a Redactor's Find, or a fake) over the lines a
+// unified patch adds (git diff --unified=0, with a/ and b/ prefixes), file
+// by file, and maps each finding to its file and line in the new file.
+// Removed and context lines are not looked at: a patch that deletes a
+// secret does not add one.
+func FindInPatch(find func(string) []Finding, patch string) []PatchFinding {
+	var out []PatchFinding
+	for _, f := range addedLines(patch) {
+		for _, s := range find(strings.Join(f.lines, "\n")) {
+			if s.Line < 1 || s.Line > len(f.numbers) {
+				continue
+			}
+			out = append(out, PatchFinding{Path: f.path, Line: f.numbers[s.Line-1], Rule: s.Rule})
+		}
+	}
+	return out
+}
+
+// addedFile is the lines a patch adds to one file, with their numbers in
+// the new file.
+type addedFile struct {
+	path    string
+	lines   []string
+	numbers []int
+}
+
+// addedLines reads a unified patch and returns the added lines per file.
+func addedLines(patch string) []addedFile {
+	var files []addedFile
+	var cur *addedFile
+	next := 0
+	for _, line := range strings.Split(patch, "\n") {
+		switch {
+		case strings.HasPrefix(line, "diff --git "):
+			files = append(files, addedFile{})
+			cur = &files[len(files)-1]
+		case cur == nil:
+		case strings.HasPrefix(line, "+++ "):
+			cur.path = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
+		case strings.HasPrefix(line, "@@ "):
+			// @@ -a[,b] +c[,d] @@
+			fields := strings.Fields(line)
+			if len(fields) >= 3 {
+				start, _, _ := strings.Cut(strings.TrimPrefix(fields[2], "+"), ",")
+				next, _ = strconv.Atoi(start)
+			}
+		case strings.HasPrefix(line, "+"):
+			cur.lines = append(cur.lines, line[1:])
+			cur.numbers = append(cur.numbers, next)
+			next++
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if len(f.lines) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
