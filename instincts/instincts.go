@@ -118,6 +118,9 @@ type State struct {
 	// Location is the owner's time zone for reading and showing times;
 	// UTC when nil.
 	Location *time.Location
+	// Shipping describes how the selected workspace's work ships ("" when
+	// unknown); filled for /status only.
+	Shipping string
 }
 
 // Response is an instinct's answer.
@@ -135,8 +138,13 @@ type Response struct {
 	// JobID is the reminder or schedule for CronRemove, CronPause and
 	// CronResume.
 	JobID int64
-	// Workspace is the workspace for WatchOn and WatchOff.
+	// Workspace is the workspace for WatchOn, WatchOff and ShipMode.
 	Workspace string
+	// ShipMode is the mode to set for Effect ShipMode; empty shows it.
+	ShipMode string
+	// PRAction and TaskID are what Effect PR does, and to which task.
+	PRAction string
+	TaskID   string
 }
 
 // command is one slash command.
@@ -179,6 +187,8 @@ func New() *Set {
 		{"schedule", "/schedule", `a recurring job: /schedule "0 9 * * 1-5" summarize open PRs (runs it as a request), /schedule "30 17 * * 5" remind weekly report (only reminds)`, schedule},
 		{"cron", "/cron", "your reminders and schedules: /cron list, /cron remove ID, /cron pause ID, /cron resume ID", cronCommand},
 		{"watch", "/watch", "/watch on|off [WORKSPACE]: tell you when files change there or its branch falls behind upstream", watch},
+		{"ship", "/ship", "/ship [WORKSPACE] [pr-required|autonomous|local]: show or set how a workspace's finished work ships", ship},
+		{"pr", "/pr", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
 	}
 	return s
 }
@@ -251,6 +261,9 @@ func status(_ string, st State) Response {
 		b.WriteString("Task: none running")
 	} else {
 		fmt.Fprintf(&b, "Task: %s on %s in %s, running for %s — %s", st.Task.ID, st.Task.Harness, st.Task.Workspace, elapsed(st.Now.Sub(st.Task.StartedAt)), truncate(st.Task.Goal, 120))
+	}
+	if st.Shipping != "" {
+		fmt.Fprintf(&b, "\nShipping: %s", st.Shipping)
 	}
 	if st.Prompt != nil {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))

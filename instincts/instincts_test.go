@@ -52,7 +52,7 @@ func TestInstincts(t *testing.T) {
 		{"clear idle", "/clear", idle(), "clear", instincts.Clear, "History cleared (no workspace selected)."},
 		{"clear refused", "/clear", working(), "clear", instincts.None, "Task t-7 is running; /stop it or wait for it to finish before clearing the history."},
 		{"whoami", "/whoami", idle(), "whoami", instincts.None, "You are owner-1 (owner) on term."},
-		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch"},
+		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /pr"},
 		{"help", "/help", idle(), "help", instincts.None, "/status — mode, workspace and the running task\n"},
 		{"yes nothing", "yes", idle(), "yes", instincts.None, "Nothing is waiting for a yes or no right now."},
 		{"no nothing", "no", idle(), "no", instincts.None, "Nothing is waiting for a yes or no right now."},

@@ -154,8 +154,14 @@ type proc struct {
 // is printed when the test fails. At cleanup a process still running is
 // stopped with SIGINT (and a bounded wait).
 func startFetch(t testing.TB, env []string, args ...string) *proc {
+	return startWatched(t, env, nil, args...)
+}
+
+// startWatched is startFetch, looking for the strings watch in all that
+// fetch writes (tailBuffer.saw).
+func startWatched(t testing.TB, env, watch []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{log: &tailBuffer{max: logKeep}, done: make(chan struct{})}
+	p := &proc{log: &tailBuffer{max: logKeep, watch: watch}, done: make(chan struct{})}
 	p.cmd = exec.Command(fetchBinary(t), args...)
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -230,11 +236,33 @@ type tailBuffer struct {
 	max int
 	b   []byte
 	cut bool
+	// watch are strings looked for in everything written, also what the
+	// tail no longer keeps; seen those found.
+	watch []string
+	seen  map[string]bool
+}
+
+// saw tells whether s (one of watch) was ever written.
+func (l *tailBuffer) saw(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seen[s]
 }
 
 func (l *tailBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for _, s := range l.watch {
+		// The end of the last write and this one: a string cut between
+		// two writes is found too.
+		tail := l.b[max(0, len(l.b)-len(s)):]
+		if strings.Contains(string(tail)+string(p), s) {
+			if l.seen == nil {
+				l.seen = map[string]bool{}
+			}
+			l.seen[s] = true
+		}
+	}
 	l.b = append(l.b, p...)
 	if over := len(l.b) - l.max; over > 0 {
 		l.b = append(l.b[:0], l.b[over:]...)
@@ -264,6 +292,9 @@ type world struct {
 	env    map[string]string
 	fetch  *proc
 	starts int
+	// watch are strings looked for in all that fetch writes (secrets
+	// that must never show).
+	watch []string
 }
 
 // newWorld makes the fakes, a data directory and the named workspaces
@@ -349,7 +380,7 @@ func (w *world) start() *proc {
 	if w.fetch != nil && w.fetch.running() {
 		w.t.Fatal("journey: fetch is already running")
 	}
-	w.fetch = startFetch(w.t, w.environ(), "serve")
+	w.fetch = startWatched(w.t, w.environ(), w.watch, "serve")
 	w.starts++
 	w.must("fetch to connect and register its commands", func() bool {
 		ids, _ := w.d.Sessions()

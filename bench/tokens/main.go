@@ -99,6 +99,7 @@ func (tasks) Create(_ context.Context, r task.Request) (task.Task, error) {
 func (tasks) Get(context.Context, string) (task.Task, error) { return task.Task{}, nil }
 func (tasks) Cancel(context.Context, string) error           { return nil }
 func (tasks) Respond(context.Context, string, string) error  { return nil }
+func (tasks) RequestShip(context.Context, string) error      { return nil }
 
 type running struct{}
 

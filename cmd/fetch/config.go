@@ -32,6 +32,9 @@ const (
 	envRateLimit    = "FETCH_RATE_LIMIT"
 	envTimezone     = "FETCH_TIMEZONE"
 	envGitInterval  = "FETCH_GIT_INTERVAL"
+	envGitHubToken  = "FETCH_GITHUB_TOKEN"
+	envGitHubURL    = "FETCH_GITHUB_URL"
+	envPRPoll       = "FETCH_PR_POLL"
 
 	envMaxRounds       = "FETCH_MAX_ROUNDS"
 	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
@@ -101,6 +104,11 @@ const configHelp = `Configuration (environment):
   FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude)
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
+  FETCH_GITHUB_TOKEN   GitHub token for pushing task branches and opening pull requests (a fine-grained
+                       token on the repositories: Contents read/write, Pull requests read/write, Metadata read);
+                       without it nothing is pushed. It is Fetch's only: never given to a coding CLI.
+  FETCH_GITHUB_URL     GitHub's API URL (default https://api.github.com/; Enterprise: https://HOST/api/v3/)
+  FETCH_PR_POLL        how often open pull requests are checked for a merge or close (default 1m)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, … credentials handed to the coding CLIs (each gets only its own)
 
 Agent (the LLM loop):
@@ -157,6 +165,12 @@ type Config struct {
 	// Credentials are the coding CLIs' credentials found in the
 	// environment; each CLI gets only its own.
 	Credentials harness.Credentials
+	// GitHubToken pushes and opens pull requests (empty: nothing is
+	// pushed); GitHubURL is the API's base URL; PRPoll how often open pull
+	// requests are polled.
+	GitHubToken string
+	GitHubURL   string
+	PRPoll      time.Duration
 }
 
 // credentialVars name the variables that carry coding CLIs' credentials
@@ -204,13 +218,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		TaskTimeout:  30 * time.Minute,
 		MaxTasks:     4,
 		Credentials:  harness.Credentials{},
+		GitHubToken:  strings.TrimSpace(getenv(envGitHubToken)),
+		GitHubURL:    or(strings.TrimSpace(getenv(envGitHubURL)), "https://api.github.com/"),
+		PRPoll:       time.Minute,
 	}
 	for _, k := range credentialVars() {
 		if v := getenv(k); v != "" {
 			c.Credentials[k] = v
 		}
 	}
-	for _, name := range append([]string{envDiscordToken, envOpenRouter}, secretEnv()...) {
+	for _, name := range append([]string{envDiscordToken, envOpenRouter, envGitHubToken}, secretEnv()...) {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
 			c.Secrets = append(c.Secrets, v)
 		}
@@ -250,7 +267,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			c.AllowedIDs = append(c.AllowedIDs, id)
 		}
 	}
-	for _, u := range []struct{ name, value string }{{envDiscordURL, c.DiscordURL}, {envLLMURL, c.LLMURL}} {
+	for _, u := range []struct{ name, value string }{{envDiscordURL, c.DiscordURL}, {envLLMURL, c.LLMURL}, {envGitHubURL, c.GitHubURL}} {
 		p, err := url.Parse(u.value)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			problems = append(problems, fmt.Sprintf("%s must be an http(s) URL, got %q", u.name, u.value))
@@ -292,6 +309,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 10s, such as 5m, or 0, got %q", envGitInterval, v))
 		} else {
 			c.GitInterval = d
+		}
+	}
+	if v := strings.TrimSpace(getenv(envPRPoll)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 1s, such as 1m, got %q", envPRPoll, v))
+		} else {
+			c.PRPoll = d
 		}
 	}
 	if _, err := harness.NewRegistry().Get(harness.Name(c.Harness)); err != nil {

@@ -211,14 +211,14 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	if err != nil {
 		return nil, err
 	}
-	engine, err := newEngine(cfg, db, log, k, updates, true)
+	engine, shipper, err := newEngine(cfg, db, log, k, updates, true)
 	if err != nil {
 		release()
 		return nil, err
 	}
 	workspaces := newWorkspaces(cfg, log, k)
 	b, err := newBrain(cfg, db, log, brainDeps{
-		workspaces: workspaces,
+		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, log: log},
 		code:       code.New(workspaces),
 		tasks:      engine,
 		running:    runningTasks{engine},
@@ -239,6 +239,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		IdleAfter: cfg.IdleAfter,
 		Scheduler: pro.sched,
 		Watcher:   pro.watch,
+		Shipping:  shipper,
 		Location:  cfg.Location,
 		Scrub:     db.Scrub,
 	}

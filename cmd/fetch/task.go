@@ -20,6 +20,7 @@ import (
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/redact"
+	"github.com/fetch-dev/fetch/internal/ship"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -34,6 +35,7 @@ const taskUsage = `Usage:
   fetch task cancel ID
   fetch task answer ID "answer"
   fetch task discard ID
+  fetch task pr ID
 
 run starts a coding harness on a goal in workspace W (a directory under
 $FETCH_WORKSPACES), on its own branch fetch/ID, and prints the task id.
@@ -45,9 +47,15 @@ workspace itself, with no branch and no commit; its answer is the result.
 then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
 waiting for an answer, 3 cancelled.
 
-A task's worktree and branch stay after it ends, for review, until the
-branch is merged or pushed (fetch chat then removes the worktree) or the
-task is discarded, which deletes both.
+pr ships a finished task: its branch is brought out of the kennel, rebased
+onto the latest base branch from GitHub, scanned for secrets, pushed with
+FETCH_GITHUB_TOKEN and a pull request is opened (or the open one found).
+With the token set, a task that succeeds ships by itself unless its
+workspace is local (/ship in chat).
+
+A task's worktree and branch stay after it ends, for review, until its
+pull request is merged or closed, its branch is merged or pushed (fetch chat
+then removes the worktree), or the task is discarded, which deletes both.
 
 The commands work on the same data directory as a running fetch chat or
 fetch serve: the database is the single source of truth.
@@ -99,7 +107,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, taskUsage)
 	}
-	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1}
+	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1}
 	n, known := want[sub]
 	if !known {
 		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
@@ -126,7 +134,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer release()
-	engine, err := newEngine(cfg, db, log, k, obs, adopt)
+	engine, _, err := newEngine(cfg, db, log, k, obs, adopt)
 	if err != nil {
 		return err
 	}
@@ -210,6 +218,12 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		fmt.Fprintf(stdout, "Task %s discarded: its worktree and branch are deleted.\n", pos[0])
+	case "pr":
+		t, err := engine.Ship(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Task %s: pull request #%d (%s): %s\n", t.ID, t.PR.Number, t.PR.State, t.PR.URL)
 	case "answer":
 		t, err := engine.Get(ctx, pos[0])
 		if err != nil {
@@ -317,6 +331,7 @@ func inert(red *redact.Redactor) func(string) string {
 func cleanTask(t task.Task, clean func(string) string) task.Task {
 	t.Goal, t.Summary, t.Error = clean(t.Goal), clean(t.Summary), clean(t.Error)
 	t.StderrTail, t.Question, t.Patch = clean(t.StderrTail), clean(t.Question), clean(t.Patch)
+	t.ShipError, t.PR.URL = clean(t.ShipError), clean(t.PR.URL)
 	return t
 }
 
@@ -388,6 +403,10 @@ func printTask(w io.Writer, t task.Task, clean func(string) string) {
 	row("Question", t.Question)
 	row("Summary", t.Summary)
 	row("Error", t.Error)
+	if t.PR.Number != 0 {
+		row("Pull request", fmt.Sprintf("#%d (%s) %s", t.PR.Number, t.PR.State, t.PR.URL))
+	}
+	row("Shipping", t.ShipError)
 	row("Patch", t.PatchPath)
 	tw.Flush()
 	if len(t.Files) > 0 {
@@ -438,15 +457,20 @@ func newKennel(cfg Config, log *slog.Logger) (k *kennel.Kennel, release func(), 
 // newEngine builds the task engine over the kennel k; obs is told of task
 // updates. Work that holds secrets (the gitleaks rules and the configured
 // secrets) is not committed.
-func newEngine(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, obs task.Observer, adopt bool) (*task.Engine, error) {
+func newEngine(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, obs task.Observer, adopt bool) (*task.Engine, *ship.Shipper, error) {
 	secrets, err := redact.New(cfg.Secrets...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	harnesses := harness.NewRegistry()
+	workspaces := newWorkspaces(cfg, log, k)
+	shipper, err := newShipper(cfg, db, log, k, workspaces, secrets)
+	if err != nil {
+		return nil, nil, err
+	}
 	return task.New(task.Config{
 		Store:          db,
-		Workspaces:     newWorkspaces(cfg, log, k),
+		Workspaces:     workspaces,
 		Runner:         &task.KennelRunner{Kennel: k, Harnesses: harnesses, Credentials: cfg.Credentials},
 		Harnesses:      harnesses,
 		DefaultHarness: harness.Name(cfg.Harness),
@@ -454,10 +478,13 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, obs
 		Timeout:        cfg.TaskTimeout,
 		PatchDir:       filepath.Join(cfg.DataDir, "patches"),
 		Secrets:        secrets,
+		Shipper:        shipper,
+		ShipOnSuccess:  cfg.GitHubToken != "",
+		PRPoll:         cfg.PRPoll,
 		Observer:       obs,
 		Adopt:          adopt,
 		Logger:         log,
-	}), nil
+	}), shipper, nil
 }
 
 // newWorkspaces is the workspace registry. When Fetch runs as root, the

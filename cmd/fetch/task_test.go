@@ -205,7 +205,7 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	engine, err := newEngine(cfg, db, quietLog(), k, updateFunc(func(u task.Update) {
+	engine, _, err := newEngine(cfg, db, quietLog(), k, updateFunc(func(u task.Update) {
 		if u.Kind == task.Progress && u.Event.Command != "" {
 			select {
 			case working <- struct{}{}:

@@ -39,6 +39,9 @@ type Tasks interface {
 	Get(ctx context.Context, id string) (task.Task, error)
 	Cancel(ctx context.Context, id string) error
 	Respond(ctx context.Context, id, answer string) error
+	// RequestShip starts pushing a finished task's branch and opening its
+	// pull request; the outcome comes to the chat by itself.
+	RequestShip(ctx context.Context, id string) error
 }
 
 // Running finds a conversation's running task (progress.Running, the

@@ -165,6 +165,7 @@ func (m *memTasks) Get(_ context.Context, id string) (task.Task, error) {
 
 func (m *memTasks) Cancel(context.Context, string) error          { return nil }
 func (m *memTasks) Respond(context.Context, string, string) error { return nil }
+func (m *memTasks) RequestShip(context.Context, string) error     { return nil }
 func (m *memTasks) Running(context.Context, string) (*instincts.Task, error) {
 	return nil, nil
 }

@@ -135,6 +135,9 @@ func (a *Agent) register() error {
 		define(a, "task_cancel", spec[taskID]{access: mutating, onTasks: true, changesContext: true,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskCancel}),
+		define(a, "task_ship", spec[taskID]{access: mutating, onTasks: true,
+			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
+			run:      toolTaskShip}),
 		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, onTasks: true,
 			validate: func(t *taskRespondArgs) error {
 				trimmed(&t.ID, &t.Answer)
@@ -405,7 +408,22 @@ func toolTaskStatus(ctx context.Context, r *run, t optionalTask) (string, error)
 	if got.Question != "" {
 		s += "\nIt asks: " + got.Question
 	}
+	if got.PR.Number != 0 {
+		s += fmt.Sprintf("\nPull request #%d (%s): %s", got.PR.Number, got.PR.State, got.PR.URL)
+	} else if got.ShipError != "" {
+		s += "\nShipping: " + clip(got.ShipError, 300)
+	}
 	return s, nil
+}
+
+func toolTaskShip(ctx context.Context, r *run, t taskID) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	if err := r.a.cfg.Tasks.RequestShip(ctx, t.ID); err != nil {
+		return "", err
+	}
+	return "Shipping task " + t.ID + ": the pull request's link (or why it failed) comes to the chat by itself.", nil
 }
 
 func toolTaskCancel(ctx context.Context, r *run, t taskID) (string, error) {

@@ -41,10 +41,13 @@ type Reply struct {
 	Files []File `json:"files,omitempty"`
 }
 
-// Action is a button; pressing it sends Send as the owner's message.
+// Action is a button; pressing it sends Send as the owner's message. An
+// action with a URL is a link instead (Send is then empty): a channel
+// that has link buttons opens it, others show it.
 type Action struct {
 	Label string      `json:"label"`
-	Send  string      `json:"send"`
+	Send  string      `json:"send,omitempty"`
+	URL   string      `json:"url,omitempty"`
 	Style ActionStyle `json:"style,omitempty"`
 }
 

@@ -400,6 +400,8 @@ func (running) List(_ context.Context, f task.Filter) ([]task.Task, error) {
 }
 func (running) RequestCancel(context.Context, string) (<-chan struct{}, error) { return nil, nil }
 func (running) Respond(context.Context, string, string) error                  { return nil }
+func (running) RequestShip(context.Context, string) error                      { return nil }
+func (running) RequestPRAction(context.Context, string, task.PRAction) error   { return nil }
 
 func TestQuestionAnsweredWhileATaskRunsStaysWorking(t *testing.T) {
 	e := newEnv(t, conversation.Config{Resolver: &resolver{}, Tasks: running{}})

@@ -47,6 +47,17 @@ type Tasks interface {
 	List(ctx context.Context, f task.Filter) ([]task.Task, error)
 	RequestCancel(ctx context.Context, id string) (<-chan struct{}, error)
 	Respond(ctx context.Context, id, answer string) error
+	// RequestShip and RequestPRAction start shipping a task or acting on
+	// its pull request and return; what happened arrives as updates.
+	RequestShip(ctx context.Context, id string) error
+	RequestPRAction(ctx context.Context, id string, a task.PRAction) error
+}
+
+// Shipping carries out /ship (inside the command's transaction, like
+// Scheduler) and describes a workspace's shipping for /status.
+type Shipping interface {
+	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
+	Describe(ctx context.Context, workspace string) string
 }
 
 // Memory keeps what happened outside the agent's turns (a task's result)
@@ -104,6 +115,8 @@ type Config struct {
 	Scheduler Scheduler
 	// Watcher carries out /watch; nil when none.
 	Watcher Watcher
+	// Shipping carries out /ship; nil when this Fetch ships nothing.
+	Shipping Shipping
 	// Location is the owner's time zone, in which instincts read and show
 	// times; UTC when nil.
 	Location *time.Location

@@ -53,6 +53,12 @@ func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 		return s.applied(it, r, s.m.cfg.Scheduler), true
 	case instincts.WatchOn, instincts.WatchOff:
 		return s.applied(it, r, s.m.cfg.Watcher), true
+	case instincts.ShipMode:
+		var to applier
+		if s.m.cfg.Shipping != nil {
+			to = s.m.cfg.Shipping
+		}
+		return s.applied(it, r, to), true
 	case instincts.SetAutonomy:
 		return effect{write: func(ctx context.Context, tx *sql.Tx) ([]chat.Reply, func(), error) {
 			if err := s.m.cfg.Store.SetAutonomyTx(ctx, tx, s.c.id, string(r.Autonomy)); err != nil {

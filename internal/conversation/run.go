@@ -12,6 +12,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/modes"
 )
 
@@ -262,6 +263,9 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		}
 		st.Spend = spend
 	}
+	if s.m.cfg.Shipping != nil && st.Workspace != "" && isStatus(it.text) {
+		st.Shipping = s.m.cfg.Shipping.Describe(ctx, st.Workspace)
+	}
 	t, err := s.m.running(ctx, s.c.id)
 	if err != nil {
 		s.m.log.Error("running task", "conversation", s.c.id, "err", err)
@@ -317,8 +321,10 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 			return []chat.Reply{chat.Text(ErrorMessage(err))}
 		}
 		return append([]chat.Reply{chat.Text(r.Reply)}, more...)
+	case instincts.PR:
+		return []chat.Reply{chat.Text(s.prAction(ctx, r))}
 	case instincts.SetAutonomy, instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume,
-		instincts.WatchOn, instincts.WatchOff:
+		instincts.WatchOn, instincts.WatchOff, instincts.ShipMode:
 		// Effects: see session.effect.
 	}
 	return []chat.Reply{chat.Text(r.Reply)}
@@ -389,4 +395,42 @@ func (s *session) settle(ctx context.Context) {
 	if err := s.mode.Fire(ctx, modes.Settled, "answer handled; nothing running"); err != nil {
 		s.m.log.Error("settle", "conversation", s.c.id, "err", err)
 	}
+}
+
+// isStatus tells a /status command: only it shows the shipping settings,
+// which other messages need not read.
+func isStatus(text string) bool {
+	name, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	return strings.EqualFold(name, "/status")
+}
+
+// prAction starts /pr ship|merge|close ID; the outcome arrives later as a
+// task update.
+func (s *session) prAction(ctx context.Context, r instincts.Response) string {
+	if s.m.cfg.Tasks == nil {
+		return "That is not available in this Fetch."
+	}
+	var err error
+	switch r.PRAction {
+	case "ship":
+		err = s.m.cfg.Tasks.RequestShip(ctx, r.TaskID)
+	default:
+		err = s.m.cfg.Tasks.RequestPRAction(ctx, r.TaskID, task.PRAction(r.PRAction))
+	}
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+		return fmt.Sprintf("There is no task %s.", r.TaskID)
+	case errors.Is(err, task.ErrState), errors.Is(err, task.ErrInvalid):
+		return fmt.Sprintf("I can't %s task %s: %s", r.PRAction, r.TaskID, err)
+	case err != nil:
+		s.m.log.Error("pull request action", "conversation", s.c.id, "task", r.TaskID, "action", r.PRAction, "err", err)
+		return ErrorMessage(err)
+	}
+	return map[string]string{
+		"ship":    fmt.Sprintf("Shipping task %s: pushing its branch and opening a pull request.", r.TaskID),
+		"merge":   fmt.Sprintf("Merging the pull request of task %s.", r.TaskID),
+		"close":   fmt.Sprintf("Closing the pull request of task %s.", r.TaskID),
+		"resolve": fmt.Sprintf("Bringing the latest base into task %s's kennel and asking its coding CLI to rebase onto it.", r.TaskID),
+		"review":  fmt.Sprintf("Sending the review of task %s's pull request to its coding CLI.", r.TaskID),
+	}[r.PRAction]
 }

@@ -62,6 +62,42 @@ func (s *session) taskUpdate(ctx context.Context, u task.Update) {
 		s.taskAsked(ctx, t)
 	case task.Ended:
 		s.ended(ctx, t)
+		if t.PR.Number != 0 {
+			s.shipped(ctx, t, "")
+		}
+	case task.Shipped:
+		s.shipped(ctx, t, u.Err)
+	case task.Reviewed:
+		s.sendOnce(ctx, fmt.Sprintf("task-pr-review:%s:%d:%d", t.ID, t.PR.Number, t.PRReviews), progress.Reviewed(t, u.Review))
+	case task.PRChanged:
+		key := fmt.Sprintf("task-pr-state:%s:%d:%s", t.ID, t.PR.Number, t.PR.State)
+		if u.Err != "" {
+			key = ""
+		}
+		s.sendOnce(ctx, key, progress.PRChanged(t, u.Err))
+	}
+}
+
+// shipped tells of a task's pull request once (keyed by it), and of every
+// failure to ship.
+func (s *session) shipped(ctx context.Context, t task.Task, errText string) {
+	key := fmt.Sprintf("task-pr:%s:%d", t.ID, t.PR.Number)
+	if t.PR.Number == 0 || errText != "" {
+		key = ""
+	}
+	s.sendOnce(ctx, key, progress.Shipped(t, errText))
+}
+
+// sendOnce queues a message that is sent once under key (a task's end
+// told again after a restart goes out once); with no key it is sent like
+// any reply.
+func (s *session) sendOnce(ctx context.Context, key string, r chat.Reply) {
+	if key == "" {
+		s.m.send(ctx, s.c, r)
+		return
+	}
+	if _, err := s.m.out.add(ctx, s.c.id, s.c.channel, key, r); err != nil {
+		s.m.log.Error("queue a message", "conversation", s.c.id, "key", key, "err", err)
 	}
 }
 
@@ -112,12 +148,13 @@ func (s *session) ended(ctx context.Context, t task.Task) {
 			s.fire(ctx, modes.TaskEnded, fmt.Sprintf("task %s %s", t.ID, t.State))
 		}
 	}
-	// The result is keyed by the task: an end told again (the engine
-	// retells recent ends at start, in case a crash lost the message)
-	// goes out once.
+	// The result is keyed by the task's run: an end told again (the
+	// engine retells recent ends at start, in case a crash lost the
+	// message) goes out once, and a follow-up run (a resolve, a review)
+	// has an end of its own.
 	replies := s.tracker.Ended(t)
 	status, result := replies[0], replies[1]
-	queued, err := s.m.out.add(ctx, s.c.id, s.c.channel, "task-ended:"+t.ID, result)
+	queued, err := s.m.out.add(ctx, s.c.id, s.c.channel, fmt.Sprintf("task-ended:%s:%d", t.ID, t.Runs), result)
 	if err != nil {
 		s.m.log.Error("queue a task's result", "conversation", s.c.id, "task", t.ID, "err", err)
 		return

@@ -39,9 +39,6 @@ var allowed = map[string][]string{
 	// workspace runs its git through gitrun, hence (through it) in the kennel.
 	"internal/workspace": {"internal/store", "internal/gitrun"},
 	"internal/redact":    {},
-	// mirror: Fetch's own bare repository per workspace; commits come out
-	// of the kennel as bundles (gitrun, kennel), secrets are found by redact.
-	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact"},
 	// task: redact's rules find secrets in the work before it is committed.
 	"internal/task":  {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact", "internal/ship", "internal/github"},
 	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens"},

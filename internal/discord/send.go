@@ -62,7 +62,7 @@ func (b *Bot) clean(r chat.Reply) chat.Reply {
 	text := func(s string) string { return b.red.String(redact.StripANSI(s)) }
 	out := chat.Reply{ID: r.ID, Key: r.Key, Text: text(r.Text)}
 	for _, a := range r.Actions {
-		out.Actions = append(out.Actions, chat.Action{Label: text(a.Label), Send: a.Send, Style: a.Style})
+		out.Actions = append(out.Actions, chat.Action{Label: text(a.Label), Send: a.Send, URL: a.URL, Style: a.Style})
 	}
 	for _, f := range r.Files {
 		data := f.Data
@@ -152,6 +152,14 @@ func (b *Bot) buttons(ctx context.Context, channelID string, actions []chat.Acti
 	var rows []discordgo.MessageComponent
 	var row discordgo.ActionsRow
 	for _, a := range actions {
+		if a.URL != "" {
+			row.Components = append(row.Components, discordgo.Button{Label: truncate(a.Label, maxLabel), Style: discordgo.LinkButton, URL: a.URL})
+			if len(row.Components) == 5 {
+				rows = append(rows, row)
+				row = discordgo.ActionsRow{}
+			}
+			continue
+		}
 		id, err := b.state.addButton(ctx, channelID, a.Send)
 		if err != nil {
 			return nil, err

@@ -220,6 +220,9 @@ func Result(t task.Task) chat.Reply {
 	if t.Error != "" && t.State != task.Succeeded {
 		b.WriteString("\n\n" + clip(strings.TrimSpace(t.Error), 400))
 	}
+	if t.ShipError != "" && !t.Conflicted() {
+		b.WriteString("\n\n" + clip(strings.TrimSpace(t.ShipError), 300))
+	}
 	if t.State == task.Failed && t.StderrTail != "" && !strings.Contains(t.Error, strings.TrimSpace(lastLines(t.StderrTail, 1))) {
 		b.WriteString("\nstderr:\n" + clip(lastLines(t.StderrTail, 3), 300))
 	}
@@ -243,6 +246,9 @@ func Result(t task.Task) chat.Reply {
 		fmt.Fprintf(&b, "\n\nNo files changed (branch %s).", t.Branch)
 	}
 	var reply chat.Reply
+	if t.Conflicted() {
+		reply.Actions = []chat.Action{{Label: "Resolve", Send: ShipCommand + " resolve " + t.ID, Style: chat.Primary}}
+	}
 	switch {
 	case t.Patch == "":
 	case len(t.Patch) <= inlineDiff && b.Len()+len(t.Patch) < maxText-20:
@@ -261,4 +267,71 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ShipCommand is what the pull request's buttons send: "/pr merge ID",
+// "/pr close ID".
+const ShipCommand = "/pr"
+
+// Shipped is the message that a task's pull request was opened (with its
+// link and buttons), or why shipping failed (errText, or the task's
+// ShipError).
+func Shipped(t task.Task, errText string) chat.Reply {
+	t.Goal = oneLine(t.Goal)
+	switch {
+	case errText != "":
+		return chat.Text(clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s", t.ID, errText), maxText))
+	case t.PR.Number == 0 && t.Conflicted():
+		return chat.Reply{
+			Text:    clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s", t.ID, t.Error), maxText),
+			Actions: []chat.Action{{Label: "Resolve", Send: ShipCommand + " resolve " + t.ID, Style: chat.Primary}},
+		}
+	case t.PR.Number == 0 && t.State == task.NeedsAttention:
+		return chat.Text(clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s", t.ID, t.Error), maxText))
+	case t.PR.Number == 0 && t.ShipError != "":
+		return chat.Text(clip(fmt.Sprintf("⚠️ Task %s was %s", t.ID, t.ShipError), maxText))
+	case t.PR.Number == 0:
+		return chat.Text(fmt.Sprintf("Task %s has no pull request.", t.ID))
+	}
+	what := "opened"
+	actions := []chat.Action{{Label: "Open", URL: t.PR.URL}}
+	if t.PR.State == "merged" {
+		what = "opened and merged"
+	} else {
+		actions = append(actions,
+			chat.Action{Label: "Merge", Send: ShipCommand + " merge " + t.ID, Style: chat.Primary},
+			chat.Action{Label: "Close", Send: ShipCommand + " close " + t.ID, Style: chat.Danger})
+	}
+	return chat.Reply{
+		Text:    clip(fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200)), maxText),
+		Actions: actions,
+	}
+}
+
+// PRChanged is the message that a task's pull request was merged or
+// closed (and its worktree removed), or why the owner's merge or close
+// failed.
+func PRChanged(t task.Task, errText string) chat.Reply {
+	if errText != "" {
+		return chat.Text(clip(fmt.Sprintf("⚠️ Pull request #%d of task %s: %s", t.PR.Number, t.ID, errText), maxText))
+	}
+	switch t.PR.State {
+	case "merged":
+		return chat.Text(fmt.Sprintf("🎉 Pull request #%d of task %s was merged: %s\nIts worktree and branch %s are removed.", t.PR.Number, t.ID, t.PR.URL, t.Branch))
+	case "closed":
+		return chat.Text(fmt.Sprintf("Pull request #%d of task %s was closed without merging: %s\nIts worktree and branch %s are removed.", t.PR.Number, t.ID, t.PR.URL, t.Branch))
+	}
+	return chat.Text(fmt.Sprintf("Pull request #%d of task %s is %s: %s", t.PR.Number, t.ID, t.PR.State, t.PR.URL))
+}
+
+// Reviewed is the message that a task's pull request got reviews, with the
+// button that sends them to the coding CLI.
+func Reviewed(t task.Task, review string) chat.Reply {
+	return chat.Reply{
+		Text: clip(fmt.Sprintf("💬 Pull request #%d of task %s on %s got a review: %s\n%s", t.PR.Number, t.ID, t.Workspace, t.PR.URL, strings.TrimSpace(review)), maxText),
+		Actions: []chat.Action{
+			{Label: "Address the review", Send: ShipCommand + " review " + t.ID, Style: chat.Primary},
+			{Label: "Open", URL: t.PR.URL},
+		},
+	}
 }

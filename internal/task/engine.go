@@ -86,6 +86,11 @@ type Update struct {
 	Event *harness.Event
 	// Recovered: the update comes from reconciling after a restart.
 	Recovered bool
+	// Err says why an action the owner asked for (ship, merge, close)
+	// failed, for Shipped and PRChanged updates.
+	Err string
+	// Review is the pull request's reviews, for a Reviewed update.
+	Review string
 }
 
 // Config is what an Engine needs. Store, Workspaces, Runner and Logger are
@@ -112,6 +117,15 @@ type Config struct {
 	// holds any is not committed and the task needs attention. nil scans
 	// nothing.
 	Secrets SecretFinder
+	// Shipper pushes branches and opens pull requests; nil ships nothing.
+	Shipper Shipper
+	// ShipOnSuccess ships every task that succeeds (when its workspace is
+	// on GitHub and not local); otherwise tasks ship only when asked
+	// (Ship). It needs a GitHub token.
+	ShipOnSuccess bool
+	// PRPoll is how often an adopting engine polls open pull requests;
+	// DefaultPRPoll when 0.
+	PRPoll time.Duration
 	// Observer is told of updates; nil when nobody listens.
 	Observer Observer
 	// Adopt is for the long-lived processes (fetch chat, fetch serve): Open
@@ -219,6 +233,16 @@ func (e *Engine) Open(ctx context.Context) error {
 		e.log.Info("removed the worktrees of merged or pushed tasks", "tasks", pruned)
 	}
 	e.startQueued(ctx)
+	if e.cfg.Shipper != nil {
+		e.mu.Lock()
+		bg := e.ctx
+		e.wg.Add(1)
+		e.mu.Unlock()
+		go func() {
+			defer e.wg.Done()
+			e.followPRs(bg)
+		}()
+	}
 	return nil
 }
 

@@ -308,6 +308,8 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 			e.log.Warn("the work holds what look like secrets; not committed", "task", t.ID, "findings", len(secrets.Findings))
 		case err != nil && to == Succeeded:
 			to, t.Error = NeedsAttention, "the work could not be recorded on its branch: "+err.Error()
+		case to == Succeeded:
+			to = e.shipAtEnd(ctx, &t)
 		}
 	}
 	t.State, t.Owner = to, ""
@@ -387,8 +389,13 @@ func (e *Engine) harnessTask(t Task) harness.Task {
 	if p, err := e.cfg.Workspaces.Path(t.Workspace); err == nil {
 		ht.Workspace = p
 	}
-	if t.Answer != "" && t.SessionID != "" {
+	switch {
+	case t.Answer != "" && t.SessionID != "":
 		ht.ResumeID, ht.Answer = t.SessionID, t.Answer
+	case t.Answer != "":
+		// No session to resume (a follow-up run, such as a resolve, of a
+		// CLI that gave none): the goal carries what is asked now.
+		ht.Goal = t.Goal + "\n\n" + t.Answer
 	}
 	return ht
 }

@@ -50,6 +50,11 @@ var next = map[State][]State{
 	Queued:       {Running, Cancelled, Failed},
 	Running:      {WaitingInput, Succeeded, Failed, Cancelled, NeedsAttention},
 	WaitingInput: {Running, Cancelled, Failed},
+	// A task whose branch conflicts with the latest base runs again to
+	// resolve it (Engine.Resolve); one that ships after all succeeds. A
+	// shipped task runs again to address its pull request's review.
+	NeedsAttention: {Running, Succeeded},
+	Succeeded:      {Running},
 }
 
 // canMove reports whether from → to is a legal transition.

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fetch-dev/fetch/internal/ship"
 	"github.com/fetch-dev/fetch/internal/workspace"
 )
 
@@ -87,6 +88,15 @@ type Task struct {
 	Patch      string               `json:"-"`
 	PatchPath  string               `json:"patch_path,omitempty"`
 	CostUSD    float64              `json:"cost_usd,omitempty"`
+
+	// Pushed is the commit pushed to GitHub (the branch rebased onto the
+	// latest base); PR its pull request; ShipError why shipping a
+	// succeeded task did not happen (the task stays succeeded).
+	Pushed    string  `json:"pushed,omitempty"`
+	PR        ship.PR `json:"pr,omitzero"`
+	ShipError string  `json:"ship_error,omitempty"`
+	// PRReviews counts the reviews and review comments of PR told so far.
+	PRReviews int `json:"pr_reviews,omitempty"`
 
 	CancelRequested bool          `json:"cancel_requested,omitempty"`
 	TimedOut        bool          `json:"timed_out,omitempty"`

@@ -105,6 +105,8 @@ type DiscordButton struct {
 	Style    int    `json:"style"`
 	Label    string `json:"label"`
 	CustomID string `json:"custom_id"`
+	// URL is a link button's target (style 5, no custom_id).
+	URL      string `json:"url,omitempty"`
 	Disabled bool   `json:"disabled,omitempty"`
 }
 
@@ -525,7 +527,14 @@ func validate(content string, rows []DiscordRow, files []DiscordFile) string {
 			return "components: an action row holds 1 to 5 buttons"
 		}
 		for _, b := range row.Components {
-			if b.Type != 2 || b.CustomID == "" || len(b.CustomID) > 100 || b.Label == "" || utf8.RuneCountInString(b.Label) > 80 || b.Style < 1 || b.Style > 4 {
+			if b.Type != 2 || b.Label == "" || utf8.RuneCountInString(b.Label) > 80 {
+				return "components: invalid button"
+			}
+			// A link button (style 5) has a URL and no custom_id; the
+			// others a custom_id and no URL.
+			link := b.Style == 5 && b.URL != "" && b.CustomID == "" && len(b.URL) <= 512
+			action := b.Style >= 1 && b.Style <= 4 && b.URL == "" && b.CustomID != "" && len(b.CustomID) <= 100
+			if !link && !action {
 				return "components: invalid button"
 			}
 		}

@@ -2,7 +2,9 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
 )
@@ -38,4 +40,30 @@ func (r *Registry) gitBounded(ctx context.Context, ws, dir string, args ...strin
 		return "", false, err
 	}
 	return out.Stdout, out.Truncated, nil
+}
+
+// maxOriginLen bounds an origin URL read from a workspace.
+const maxOriginLen = 2048
+
+// Origin returns the URL of a workspace's remote "origin" (read in its
+// kennel: the .git/config it comes from is kennel-written, so the caller
+// treats it as a claim to check, not a fact). "" when it has none.
+func (r *Registry) Origin(ctx context.Context, name string) (string, error) {
+	dir, err := r.Path(name)
+	if err != nil {
+		return "", err
+	}
+	out, truncated, err := r.gitBounded(ctx, dir, dir, "config", "--get", "remote.origin.url")
+	var ge *gitrun.GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return "", nil // not set
+	}
+	if err != nil {
+		return "", err
+	}
+	url := strings.TrimSpace(out)
+	if truncated || len(url) > maxOriginLen || strings.ContainsAny(url, "\n\r") {
+		return "", fmt.Errorf("workspace %s: its origin URL is not one line of at most %d bytes", name, maxOriginLen)
+	}
+	return url, nil
 }

@@ -23,6 +23,7 @@
 //	[scenario:huge:N]      write N MiB (default 16) of valid text events, then succeed
 //	[scenario:slow:N]      say "Still working" once a second for N seconds (default 5), then succeed
 //	[scenario:secret]      print fake tokens and the CLI's own credential in its output, then succeed
+//	[scenario:leak]        write a fake AWS access key into the file it edits, then succeed
 //	[scenario:answer]      answer a question about the working directory without changing anything, exit 0
 //	[scenario:sneak-edit]  edit a file although the run is read-only (a read-only mode that leaks), then answer
 //	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)

@@ -218,6 +218,19 @@ func play(c cli, inv invocation, stdout, stderr io.Writer) int {
 }
 
 func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stderr io.Writer) int {
+	if m := rebaseAsk.FindStringSubmatch(inv.prompt); m != nil && !inv.readOnly {
+		// Asked to rebase onto a ref (Fetch's resolve run): do it as a
+		// CLI would, with git, resolving conflicts by keeping both sides.
+		em.start()
+		summary, err := rebase(em, m[1])
+		if err != nil {
+			em.fail(err.Error())
+			fmt.Fprintln(stderr, "Error: "+err.Error())
+			return c.failCode
+		}
+		em.finish(summary)
+		return 0
+	}
 	if sess.Question != "" { // resumed with the answer
 		sess.Question = ""
 		em.start()
@@ -308,8 +321,15 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 			}
 		}
 		em.text(leak)
+	case "leak":
+		em.start()
 	default:
 		em.start()
+	}
+	line := "fake " + inv.cli + " was here (turn " + strconv.Itoa(sess.Turns) + ")"
+	if sc.name == "leak" {
+		// A credential written into the work itself.
+		line = "aws_access_key_id = " + fakeAWSKey
 	}
 	em.text(fmt.Sprintf("I'll update %s.", sc.file))
 	if inv.readOnly {
@@ -323,7 +343,7 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		em.finish(fmt.Sprintf("I could not update %s: this run is read-only.", sc.file))
 		return 0
 	}
-	if err := editFile(em, sc.file, "fake "+inv.cli+" was here (turn "+strconv.Itoa(sess.Turns)+")"); err != nil {
+	if err := editFile(em, sc.file, line); err != nil {
 		return failEdit(em, c, err)
 	}
 	em.finish(fmt.Sprintf("Appended one line to %s and checked it with cat.", sc.file))
@@ -434,3 +454,60 @@ const (
 	fakeOutputTokens = 80
 	fakeCostUSD      = 0.0123
 )
+
+// rebaseAsk finds a request to rebase onto a ref in a prompt.
+var rebaseAsk = regexp.MustCompile("git rebase (refs/[A-Za-z0-9/._-]+)")
+
+// conflictMarker matches git's conflict marker lines.
+var conflictMarker = regexp.MustCompile(`(?m)^(<<<<<<<|=======|>>>>>>>)( .*)?\n`)
+
+// rebase runs git rebase onto ref in the working directory; each conflict
+// is resolved by keeping both sides (the markers dropped), then the rebase
+// goes on. It reports each git command as a command event.
+func rebase(em emitter, ref string) (string, error) {
+	git := func(args ...string) (string, int) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=Fake CLI", "-c", "user.email=fakecli@localhost", "-c", "core.editor=true"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_EDITOR=true")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if err != nil {
+			code = 1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+		}
+		em.command("git "+strings.Join(args, " "), string(out), code)
+		return string(out), code
+	}
+	if out, code := git("rebase", ref); code == 0 {
+		return "Rebased onto " + ref + " without conflicts.", nil
+	} else if !strings.Contains(out, "CONFLICT") {
+		return "", fmt.Errorf("git rebase %s: %s", ref, strings.TrimSpace(out))
+	}
+	var resolved []string
+	for range 20 {
+		out, _ := git("diff", "--name-only", "--diff-filter=U")
+		files := strings.Fields(out)
+		if len(files) == 0 {
+			break
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(f, conflictMarker.ReplaceAll(b, nil), 0o644); err != nil {
+				return "", err
+			}
+			resolved = append(resolved, f)
+			if _, code := git("add", "--", f); code != 0 {
+				return "", fmt.Errorf("git add %s failed", f)
+			}
+		}
+		if _, code := git("rebase", "--continue"); code == 0 {
+			return fmt.Sprintf("Rebased onto %s and resolved the conflicts in %s, keeping both sides.", ref, strings.Join(resolved, ", ")), nil
+		}
+	}
+	git("rebase", "--abort")
+	return "", fmt.Errorf("could not finish the rebase onto %s", ref)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/fetch-dev/fetch/internal/github"
+	"github.com/fetch-dev/fetch/internal/mirror"
+	"github.com/fetch-dev/fetch/internal/redact"
+	"github.com/fetch-dev/fetch/internal/ship"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+// newShipper builds what ships tasks' work: Fetch's own repositories
+// ($FETCH_DATA_DIR/repos, fed from the kennels), the GitHub client (only
+// with FETCH_GITHUB_TOKEN) and the shipping settings of the workspaces.
+func newShipper(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, ws *workspace.Registry, secrets *redact.Redactor) (*ship.Shipper, error) {
+	m, err := mirror.New(mirror.Config{Root: filepath.Join(cfg.DataDir, "repos"), Kennel: k, Secrets: secrets, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	var gh *github.Client
+	if cfg.GitHubToken != "" {
+		if gh, err = github.New(github.Config{URL: cfg.GitHubURL, Token: cfg.GitHubToken}); err != nil {
+			return nil, fmt.Errorf("%s: %w", envGitHubURL, err)
+		}
+	}
+	return ship.New(ship.Config{
+		Store:   db,
+		Mirror:  m,
+		GitHub:  gh,
+		Token:   cfg.GitHubToken,
+		WebHost: ship.WebHost(cfg.GitHubURL),
+		Origin:  ws.Origin,
+		Exists: func(_ context.Context, name string) error {
+			_, err := ws.Path(name)
+			return err
+		},
+		Logger: log,
+	}), nil
+}
+
+// shippedWorkspaces is the workspace registry as the agent uses it: a
+// workspace cloned from the configured GitHub records its repository for
+// shipping, and a deleted one's shipping settings and mirror go with it.
+type shippedWorkspaces struct {
+	*workspace.Registry
+	shipper *ship.Shipper
+	log     *slog.Logger
+}
+
+func (w shippedWorkspaces) Clone(ctx context.Context, name, url string) (workspace.Info, error) {
+	info, err := w.Registry.Clone(ctx, name, url)
+	if err != nil {
+		return info, err
+	}
+	if r, ok, err := w.shipper.LinkURL(ctx, name, url); err != nil {
+		w.log.Warn("record a workspace's GitHub repository", "workspace", name, "err", err)
+	} else if ok {
+		w.log.Info("workspace linked to GitHub", "workspace", name, "repo", r.Owner+"/"+r.Repo)
+	}
+	return info, nil
+}
+
+func (w shippedWorkspaces) Delete(ctx context.Context, name string) error {
+	if err := w.Registry.Delete(ctx, name); err != nil {
+		return err
+	}
+	if err := w.shipper.Forget(ctx, name); err != nil {
+		w.log.Warn("forget a deleted workspace's shipping", "workspace", name, "err", err)
+	}
+	return nil
+}

@@ -1,0 +1,18 @@
+// Package ship takes a task's finished branch off the machine: it imports
+// the branch from the workspace's kennel into Fetch's own bare repository
+// (package mirror), rebases it onto the latest base branch fetched from
+// GitHub, scans what it adds for secrets, pushes it with Fetch's token and
+// opens a pull request (package github). It also follows the pull request
+// (merged, closed) and carries out Merge and Close.
+//
+// Every workspace has a shipping mode (table workspace_ship): pr-required
+// (the default: push and open a pull request, never touch the base
+// branch), autonomous (may also merge its own pull request) and local
+// (never push). The GitHub repository of a workspace is recorded when it is
+// cloned from GitHub, or read once from its origin at the first shipment
+// and kept: the origin is in a kennel-written .git/config, so it is not
+// read again afterwards.
+//
+// The token is Fetch's only: it goes to GitHub's API and to host git
+// through its environment, never into a kennel, the database or a log.
+package ship

@@ -1,0 +1,64 @@
+package ship
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	// ErrNotGitHub: a URL does not name a repository on the configured
+	// GitHub.
+	ErrNotGitHub = errors.New("not a repository on the configured GitHub")
+	// ErrNoRemote: the workspace has no GitHub repository to ship to.
+	ErrNoRemote = errors.New("the workspace has no GitHub repository")
+	// ErrLocal: the workspace's mode is local; nothing is pushed.
+	ErrLocal = errors.New("the workspace is local: its work is never pushed")
+	// ErrNoPR: the task has no pull request.
+	ErrNoPR = errors.New("no pull request")
+	// ErrNotAllowed: the workspace's mode does not allow the action.
+	ErrNotAllowed = errors.New("not allowed by the workspace's shipping mode")
+)
+
+// ConflictError: the branch does not rebase onto the latest base without
+// conflicts; nothing was pushed.
+type ConflictError struct {
+	Base  string
+	Files []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("the work conflicts with the latest %s in %s; nothing was pushed", e.Base, strings.Join(e.Files, ", "))
+}
+
+// Finding is a secret in the work: where, and by which rule (never the
+// secret).
+type Finding struct {
+	Path string
+	Line int
+	Rule string
+}
+
+// maxNamed bounds the findings an error names.
+const maxNamed = 10
+
+// SecretsError: what the branch adds holds what look like secrets; nothing
+// was pushed.
+type SecretsError struct{ Findings []Finding }
+
+func (e *SecretsError) Error() string {
+	var b strings.Builder
+	b.WriteString("nothing was pushed: the work holds what look like secrets: ")
+	for i, f := range e.Findings {
+		if i == maxNamed {
+			fmt.Fprintf(&b, " and %d more", len(e.Findings)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s:%d (%s)", f.Path, f.Line, f.Rule)
+	}
+	b.WriteString(". Remove them from the branch's history, then ship again.")
+	return b.String()
+}

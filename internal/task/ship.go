@@ -1,0 +1,479 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fetch-dev/fetch/internal/github"
+	"github.com/fetch-dev/fetch/internal/redact"
+	"github.com/fetch-dev/fetch/internal/ship"
+	"github.com/fetch-dev/fetch/internal/workspace"
+)
+
+// Shipper takes a succeeded task's branch off the machine (push and pull
+// request) and follows the pull request; *ship.Shipper implements it.
+type Shipper interface {
+	Ship(ctx context.Context, w ship.Work) (ship.Result, error)
+	Poll(ctx context.Context, ws string, number int) (ship.PR, bool, error)
+	Merge(ctx context.Context, ws string, number int, sha string) error
+	Close(ctx context.Context, ws string, number int) error
+	Cleanup(ctx context.Context, ws, branch string, merged bool) error
+	// Review returns a pull request's reviews and review comments as one
+	// text, and how many there are.
+	Review(ctx context.Context, ws string, number int) (string, int, error)
+	// SendBase fetches the latest base of the workspace's repository and
+	// puts it in the workspace's repository in the kennel as ref; it
+	// returns the base's commit and branch.
+	SendBase(ctx context.Context, w ship.Work, ref string) (sha, branch string, err error)
+}
+
+// More update kinds, for shipping.
+const (
+	// Shipped: the task's branch was pushed and its pull request opened
+	// (Task.PR), or shipping it failed (Task.ShipError).
+	Shipped UpdateKind = "shipped"
+	// PRChanged: the task's pull request was merged or closed
+	// (Task.PR.State); its worktree and branch are gone.
+	PRChanged UpdateKind = "pr_changed"
+	// Reviewed: the task's pull request got reviews (Update.Review).
+	Reviewed UpdateKind = "reviewed"
+)
+
+// Defaults of shipping.
+const (
+	// shipTimeout bounds one shipment (a fetch, a rebase, a push and a
+	// few API calls).
+	shipTimeout = 3 * time.Minute
+	// DefaultPRPoll is how often open pull requests are polled.
+	DefaultPRPoll = time.Minute
+)
+
+// shipWork is what the shipper needs of a task.
+func (e *Engine) shipWork(t Task) ship.Work {
+	w := ship.Work{TaskID: t.ID, Workspace: t.Workspace, Dir: t.Worktree, Branch: t.Branch, Base: t.Base, Goal: t.Goal, Summary: t.Summary}
+	if p, err := e.cfg.Workspaces.Path(t.Workspace); err == nil {
+		w.Path = p
+	}
+	for _, f := range t.Files {
+		w.Files = append(w.Files, fmt.Sprintf("%s +%d -%d", f.Path, f.Added, f.Removed))
+	}
+	return w
+}
+
+// shipAtEnd ships a task that just succeeded, when shipping is configured
+// and the workspace is on GitHub and not local. A conflict with the latest
+// base or a secret in the work makes the task need attention; any other
+// failure leaves it succeeded with ShipError saying what to do. It
+// returns the state the task ends in.
+func (e *Engine) shipAtEnd(ctx context.Context, t *Task) State {
+	if e.cfg.Shipper == nil || !e.cfg.ShipOnSuccess || t.Mode != Work || len(t.Commits) == 0 {
+		return Succeeded
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shipTimeout)
+	defer cancel()
+	res, err := e.cfg.Shipper.Ship(ctx, e.shipWork(*t))
+	switch {
+	case errors.Is(err, ship.ErrLocal), errors.Is(err, ship.ErrNoRemote):
+		return Succeeded
+	}
+	return e.applyShip(t, res, err, Succeeded)
+}
+
+// applyShip records a shipment's result on t and returns its state: ok,
+// or NeedsAttention for a conflict or secrets.
+func (e *Engine) applyShip(t *Task, res ship.Result, err error, ok State) State {
+	var conflict *ship.ConflictError
+	var secrets *ship.SecretsError
+	t.ShipError = ""
+	switch {
+	case err == nil:
+		t.Pushed, t.PR = res.Pushed, res.PR
+		return ok
+	case errors.As(err, &conflict):
+		files := e.store.Scrub(strings.Join(conflict.Files, ", "))
+		t.ShipError = conflictPrefix + conflict.Base + " in " + files
+		t.Error = fmt.Sprintf("the work conflicts with the latest %s in %s; nothing was pushed. Say \"/pr resolve %s\" to have the coding CLI rebase it and resolve the conflicts.",
+			conflict.Base, files, t.ID)
+		return NeedsAttention
+	case errors.As(err, &secrets):
+		t.Error = secrets.Error()
+		return NeedsAttention
+	}
+	t.ShipError = e.store.Scrub(shipAdvice(err))
+	e.log.Warn("ship a task", "task", t.ID, "err", t.ShipError)
+	return ok
+}
+
+// conflictPrefix starts the ShipError of a task whose branch conflicts
+// with the latest base ("conflict with the latest main in a.go, b.go").
+const conflictPrefix = "conflict with the latest "
+
+// Conflicted tells a task that did not ship because its branch conflicts
+// with the latest base: Resolve can take it on.
+func (t Task) Conflicted() bool {
+	return t.State == NeedsAttention && strings.HasPrefix(t.ShipError, conflictPrefix)
+}
+
+// resolveRef is the ref in the workspace's repository (in the kennel) that
+// holds the latest base for a task's resolve run.
+func resolveRef(id string) string { return "refs/fetch/base/" + id }
+
+// Resolve starts a follow-up run of a task whose branch conflicts with the
+// latest base: the base is brought into the workspace's repository in the
+// kennel (resolveRef) and the coding CLI is asked to rebase the branch
+// onto it and resolve the conflicts. When that run succeeds, the task
+// ships again. It fails with a *BusyError when another task holds the
+// workspace.
+func (e *Engine) Resolve(ctx context.Context, id string) error {
+	if e.cfg.Shipper == nil {
+		return fmt.Errorf("task: resolve %s: shipping is not configured in this Fetch: %w", id, ErrInvalid)
+	}
+	if !e.isOpen() {
+		return fmt.Errorf("task: resolve: %w", ErrClosed)
+	}
+	t, err := e.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !t.Conflicted() || t.Worktree == "" {
+		return fmt.Errorf("task: resolve %s: it has no conflict with its base to resolve: %w", id, ErrState)
+	}
+	base, branch, err := e.cfg.Shipper.SendBase(ctx, e.shipWork(t), resolveRef(id))
+	if err != nil {
+		return fmt.Errorf("task: resolve %s: %w", id, err)
+	}
+	files := strings.TrimPrefix(t.ShipError, conflictPrefix)
+	if _, f, ok := strings.Cut(files, " in "); ok {
+		files = f
+	}
+	t.Base, t.BaseBranch = base, branch
+	prompt := fmt.Sprintf("The base branch %s moved since this work began, and the work conflicts with it in: %s. "+
+		"Rebase the current branch onto %s (git rebase %s), resolve each conflict so that both the work's intent and the base's changes are kept, "+
+		"and finish the rebase (git add, then git rebase --continue). Do not push.", branch, files, resolveRef(id), resolveRef(id))
+	return e.followUp(ctx, t, prompt, "resolve the conflict with "+branch)
+}
+
+// followUp runs an ended task again on its own branch with prompt (the
+// harness's session resumed when it has one): a conflict to resolve, a
+// review to address. The run ends like any other; one that succeeds ships
+// again.
+func (e *Engine) followUp(ctx context.Context, t Task, prompt, reason string) error {
+	from := t.State
+	t.State, t.Owner, t.Error, t.ShipError = Running, e.owner, "", ""
+	t.Answer = e.store.Scrub(redact.StripControl(prompt))
+	t.RunStartedAt = e.now()
+	if err := e.save(ctx, t, from, reason); err != nil {
+		if isBusyConflict(err) {
+			return fmt.Errorf("task: %s: workspace %s: %w", t.ID, t.Workspace, ErrBusy)
+		}
+		return fmt.Errorf("task: %s: %w", t.ID, err)
+	}
+	e.follow(t, false)
+	return nil
+}
+
+// AddressReview runs a shipped task again to address the reviews and
+// review comments on its open pull request; when the run succeeds the
+// branch is pushed again, which updates the pull request.
+func (e *Engine) AddressReview(ctx context.Context, id string) error {
+	if e.cfg.Shipper == nil {
+		return fmt.Errorf("task: review %s: shipping is not configured in this Fetch: %w", id, ErrInvalid)
+	}
+	if !e.isOpen() {
+		return fmt.Errorf("task: review: %w", ErrClosed)
+	}
+	t, err := e.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.State != Succeeded || t.PR.Number == 0 || t.PR.State != "open" || t.Worktree == "" {
+		return fmt.Errorf("task: review %s: it has no open pull request with its worktree: %w", id, ErrState)
+	}
+	review, _, err := e.cfg.Shipper.Review(ctx, t.Workspace, t.PR.Number)
+	if err != nil {
+		return fmt.Errorf("task: review %s: %w", id, err)
+	}
+	if strings.TrimSpace(review) == "" {
+		return fmt.Errorf("task: review %s: pull request #%d has no review to address: %w", id, t.PR.Number, ErrState)
+	}
+	prompt := fmt.Sprintf("Your pull request #%d got this review:\n%s\nAddress it in the code on the current branch and commit. Do not push.", t.PR.Number, review)
+	if len(prompt) > MaxGoalLen*4 {
+		prompt = prompt[:MaxGoalLen*4] + "\n[review cut]"
+	}
+	return e.followUp(ctx, t, prompt, fmt.Sprintf("address the review of #%d", t.PR.Number))
+}
+
+// shipAdvice is a shipping failure as the owner reads it: what happened
+// and what to do.
+func shipAdvice(err error) string {
+	switch {
+	case errors.Is(err, github.ErrNoToken):
+		return "not pushed: no GitHub token is configured; set FETCH_GITHUB_TOKEN and say \"/pr ship ID\"."
+	case errors.Is(err, ship.ErrLocal):
+		return "not pushed: the workspace is local (/ship WORKSPACE pr-required changes that)."
+	case errors.Is(err, ship.ErrNoRemote):
+		return "not pushed: the workspace has no GitHub repository (its origin is not on the configured GitHub)."
+	}
+	return "not pushed: " + err.Error()
+}
+
+// Ship pushes an ended task's branch and opens its pull request (or finds
+// the one open): `fetch task pr ID`, the task_ship tool and "/pr ship ID".
+// The task must have succeeded (or need attention after a conflict that
+// was resolved since). It returns the task as recorded afterwards and
+// publishes a Shipped update.
+func (e *Engine) Ship(ctx context.Context, id string) (Task, error) {
+	if e.cfg.Shipper == nil {
+		return Task{}, fmt.Errorf("task: ship %s: shipping is not configured in this Fetch: %w", id, ErrInvalid)
+	}
+	t, err := e.Get(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if t.Mode != Work || (t.State != Succeeded && t.State != NeedsAttention) || t.Worktree == "" {
+		return t, fmt.Errorf("task: ship %s: it is %s%s; only a finished task with its branch can ship: %w", id, t.State, map[bool]string{true: " without a worktree"}[t.Worktree == ""], ErrState)
+	}
+	if len(t.Commits) == 0 {
+		return t, fmt.Errorf("task: ship %s: its branch holds no commit: %w", id, ErrState)
+	}
+	sctx, cancel := context.WithTimeout(ctx, shipTimeout)
+	defer cancel()
+	res, serr := e.cfg.Shipper.Ship(sctx, e.shipWork(t))
+	from := t.State
+	t.State = e.applyShip(&t, res, serr, from)
+	if serr == nil && from == NeedsAttention {
+		t.State, t.Error = Succeeded, ""
+	}
+	if err := e.save(ctx, t, from, "shipped"); err != nil {
+		return t, err
+	}
+	e.notify(ctx, Update{Kind: Shipped, Task: t})
+	if serr != nil {
+		return t, fmt.Errorf("task: ship %s: %w", id, serr)
+	}
+	return t, nil
+}
+
+// PRAction is what the owner does to a task's pull request from chat.
+type PRAction string
+
+const (
+	MergePR PRAction = "merge"
+	ClosePR PRAction = "close"
+	// ResolvePR runs the task again to resolve its conflict with the
+	// latest base (Resolve).
+	ResolvePR PRAction = "resolve"
+	// ReviewPR runs the task again to address its pull request's review
+	// (AddressReview).
+	ReviewPR PRAction = "review"
+)
+
+// ActOnPR merges or closes a task's open pull request; the follow loop
+// then sees it change and cleans up.
+func (e *Engine) ActOnPR(ctx context.Context, id string, a PRAction) (Task, error) {
+	if e.cfg.Shipper == nil {
+		return Task{}, fmt.Errorf("task: %s the pull request of %s: shipping is not configured: %w", a, id, ErrInvalid)
+	}
+	t, err := e.Get(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if t.PR.Number == 0 || t.PR.State != "open" {
+		return t, fmt.Errorf("task: %s has no open pull request: %w", id, ErrState)
+	}
+	switch a {
+	case MergePR:
+		err = e.cfg.Shipper.Merge(ctx, t.Workspace, t.PR.Number, t.Pushed)
+	case ClosePR:
+		err = e.cfg.Shipper.Close(ctx, t.Workspace, t.PR.Number)
+	default:
+		err = fmt.Errorf("unknown action %q: %w", a, ErrInvalid)
+	}
+	if err != nil {
+		return t, fmt.Errorf("task: %s the pull request of %s: %w", a, id, err)
+	}
+	return e.followPR(ctx, t)
+}
+
+// followPRs polls the open pull requests of tasks until the engine
+// closes. Only an adopting engine (fetch serve, fetch chat) runs it.
+func (e *Engine) followPRs(ctx context.Context) {
+	every := e.cfg.PRPoll
+	if every <= 0 {
+		every = DefaultPRPoll
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		open, err := e.openPRs(ctx)
+		if err != nil {
+			e.log.Warn("list open pull requests", "err", err)
+			continue
+		}
+		for _, t := range open {
+			if _, err := e.followPR(ctx, t); err != nil && ctx.Err() == nil {
+				e.log.Warn("follow a pull request", "task", t.ID, "pr", t.PR.Number, "err", err)
+			}
+		}
+	}
+}
+
+// followPR reads a task's pull request once; when it was merged or closed
+// it removes the task's worktree and branch, records the state and
+// publishes PRChanged.
+func (e *Engine) followPR(ctx context.Context, t Task) (Task, error) {
+	if t.PR.State != "open" {
+		// Merged or closed before its worktree was removed (merged when
+		// shipped, or Fetch stopped in between): clean up now.
+		return e.prEnded(ctx, t)
+	}
+	pr, _, err := e.cfg.Shipper.Poll(ctx, t.Workspace, t.PR.Number)
+	if err != nil {
+		return t, err
+	}
+	if pr.State == t.PR.State {
+		return e.followReviews(ctx, t)
+	}
+	t.PR.State = pr.State
+	return e.prEnded(ctx, t)
+}
+
+// prEnded removes the worktree and branch of a task whose pull request was
+// merged or closed (t.PR.State), records it and publishes PRChanged.
+func (e *Engine) prEnded(ctx context.Context, t Task) (Task, error) {
+	if t.PR.State != "open" {
+		merged := t.PR.State == "merged"
+		if err := e.cfg.Shipper.Cleanup(ctx, t.Workspace, t.Branch, merged); err != nil {
+			e.log.Warn("clean up a shipped branch", "task", t.ID, "err", err)
+		}
+		if t.Worktree != "" {
+			err := e.cfg.Workspaces.RemoveWorktree(ctx, t.worktree(), true)
+			if err != nil && !errors.Is(err, workspace.ErrNotFound) {
+				return t, fmt.Errorf("remove the worktree of %s: %w", t.ID, err)
+			}
+			t.Worktree = ""
+		}
+	}
+	if err := e.save(ctx, t, t.State, ""); err != nil {
+		return t, err
+	}
+	e.notify(ctx, Update{Kind: PRChanged, Task: t})
+	return t, nil
+}
+
+// openPRs lists the tasks whose pull request is open, or ended with their
+// worktree still there.
+func (e *Engine) openPRs(ctx context.Context) ([]Task, error) {
+	rows, err := e.db.QueryContext(ctx, "SELECT "+taskColumns+" FROM "+tasksTable+
+		" WHERE pr_state = 'open' OR (pr_state IN ('merged', 'closed') AND worktree != '') ORDER BY created_at LIMIT 200")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// spawn runs work on a goroutine of the engine (Close waits for it),
+// bounded by shipTimeout.
+func (e *Engine) spawn(work func(ctx context.Context)) error {
+	e.mu.Lock()
+	if e.closed || e.ctx == nil {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	bg := e.ctx
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		ctx, cancel := context.WithTimeout(bg, shipTimeout)
+		defer cancel()
+		work(ctx)
+	}()
+	return nil
+}
+
+// RequestShip starts Ship in the background and returns: the conversation
+// goroutine never waits on GitHub. What happened arrives as a Shipped
+// update (Update.Err when it failed before anything was recorded).
+func (e *Engine) RequestShip(ctx context.Context, id string) error {
+	if e.cfg.Shipper == nil {
+		return fmt.Errorf("task: ship %s: shipping is not configured in this Fetch: %w", id, ErrInvalid)
+	}
+	t, err := e.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return e.spawn(func(ctx context.Context) {
+		if _, err := e.Ship(ctx, id); err != nil {
+			e.log.Warn("ship a task", "task", id, "err", err)
+			if now, gerr := e.Get(ctx, id); gerr == nil && now.UpdatedAt.Equal(t.UpdatedAt) {
+				// Nothing recorded (refused before shipping): say why.
+				e.notify(ctx, Update{Kind: Shipped, Task: now, Err: err.Error()})
+			}
+		}
+	})
+}
+
+// RequestPRAction starts ActOnPR in the background; the change arrives as
+// a PRChanged update, a failure as one with Update.Err.
+func (e *Engine) RequestPRAction(ctx context.Context, id string, a PRAction) error {
+	t, err := e.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if a == ResolvePR || a == ReviewPR {
+		run := e.Resolve
+		if a == ReviewPR {
+			run = e.AddressReview
+		} else if !t.Conflicted() {
+			return fmt.Errorf("task %s has no conflict with its base to resolve: %w", id, ErrState)
+		}
+		return e.spawn(func(ctx context.Context) {
+			if err := run(ctx, id); err != nil {
+				e.log.Warn("follow-up run of a task", "task", id, "action", a, "err", err)
+				e.notify(ctx, Update{Kind: Shipped, Task: t, Err: err.Error()})
+			}
+		})
+	}
+	if t.PR.Number == 0 || t.PR.State != "open" {
+		return fmt.Errorf("task %s has no open pull request: %w", id, ErrState)
+	}
+	return e.spawn(func(ctx context.Context) {
+		if _, err := e.ActOnPR(ctx, id, a); err != nil {
+			e.log.Warn("act on a pull request", "task", id, "action", a, "err", err)
+			e.notify(ctx, Update{Kind: PRChanged, Task: t, Err: err.Error()})
+		}
+	})
+}
+
+// followReviews tells of reviews that came to a task's open pull request
+// since the last look (Task.PRReviews counts those told).
+func (e *Engine) followReviews(ctx context.Context, t Task) (Task, error) {
+	text, n, err := e.cfg.Shipper.Review(ctx, t.Workspace, t.PR.Number)
+	if err != nil || n <= t.PRReviews {
+		return t, err
+	}
+	t.PRReviews = n
+	if err := e.save(ctx, t, t.State, ""); err != nil {
+		return t, err
+	}
+	e.notify(ctx, Update{Kind: Reviewed, Task: t, Review: e.store.Scrub(redact.StripControl(text))})
+	return t, nil
+}
