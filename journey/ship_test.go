@@ -87,8 +87,9 @@ func TestJourneyTaskBecomesPullRequest(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(labels, ",") != "Open,Merge,Close" {
-		t.Errorf("the pull request's buttons are %q, want Open, Merge and Close", labels)
+	// pr-required: a human merges on GitHub, so no Merge button.
+	if strings.Join(labels, ",") != "Open,Close" {
+		t.Errorf("the pull request's buttons are %q, want Open and Close", labels)
 	}
 	prs := w.gh.PRs(shipRepo)
 	if len(prs) != 1 || prs[0].Head != "fetch/"+id || prs[0].Base != "main" || prs[0].State != "open" {
@@ -121,6 +122,33 @@ func TestJourneyTaskBecomesPullRequest(t *testing.T) {
 
 	w.stop()
 	w.noToken(w.gh.Token)
+	// What the scripted CLI recorded of its environment: no GitHub
+	// variable and none of Fetch's own.
+	out, err := w.fetchCLI("task", "show", "--json", id)
+	if err != nil {
+		t.Fatalf("fetch task show: %v\n%s", err, out)
+	}
+	var shown struct {
+		StderrTail string `json:"stderr_tail"`
+	}
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatalf("fetch task show --json: %v\n%s", err, out)
+	}
+	envLine := regexp.MustCompile(`fakecli: env (\[.*\])`).FindStringSubmatch(shown.StderrTail)
+	if envLine == nil {
+		t.Fatalf("the scripted CLI's recorded environment is not in the task's stderr: %q", shown.StderrTail)
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(envLine[1]), &names); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		// FETCH_TASK_ID is the kennel's tag on the run's processes (by
+		// which a stop finds them), not a setting of Fetch's.
+		if strings.Contains(n, "GITHUB") || strings.HasPrefix(n, "FETCH_") && n != "FETCH_TASK_ID" {
+			t.Errorf("the coding CLI's environment has %s", n)
+		}
+	}
 }
 
 // noToken checks that the token is nowhere Fetch writes or the kennel
@@ -332,4 +360,44 @@ func (w *world) fetchCLI(args ...string) (string, error) {
 	cmd.Env = w.environ()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// S8: faults, each told in one message that says what to do, with nothing
+// left half-done on GitHub: no token, a repository that does not exist,
+// GitHub unreachable.
+func TestJourneyShippingFaults(t *testing.T) {
+	t.Parallel()
+	t.Run("no token", func(t *testing.T) {
+		w := newShipWorld(t, nil)
+		delete(w.env, "FETCH_GITHUB_TOKEN")
+		w.start()
+		m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
+		id := taskID(t, status.Text)
+		w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+		w.ask(ownerID, "/pr ship "+id, regexp.MustCompile(`⚠️ Task `+id+` was not pushed: no GitHub token is configured; set FETCH_GITHUB_TOKEN`))
+		if b := w.gh.Branches(shipRepo); len(b) != 1 {
+			t.Errorf("branches on GitHub: %v; want only main", b)
+		}
+	})
+	t.Run("no such repository, then GitHub down", func(t *testing.T) {
+		w := newShipWorld(t, nil)
+		dir := w.workspacePath("app")
+		missing := strings.Replace(w.repo.CloneURL, "/acme/app.git", "/acme/missing.git", 1)
+		if out, err := exec.Command("git", "-c", "safe.directory=*", "-C", dir, "remote", "set-url", "origin", missing).CombinedOutput(); err != nil {
+			t.Fatalf("set origin: %v\n%s", err, out)
+		}
+		if os.Geteuid() == 0 {
+			uid, gid := kennelUser()
+			os.Lchown(filepath.Join(dir, ".git", "config"), uid, gid)
+		}
+		w.start()
+		m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
+		id := taskID(t, status.Text)
+		res := w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+		if !strings.Contains(res.Text, "not pushed") || !strings.Contains(res.Text, "no such repository") {
+			t.Errorf("the result does not say the repository does not exist: %q", res.Text)
+		}
+		w.gh.Close()
+		w.ask(ownerID, "/pr ship "+id, regexp.MustCompile(`⚠️ Task `+id+` was not pushed: .*unreachable.*try again later`))
+	})
 }

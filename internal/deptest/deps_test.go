@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"internal/workspace": {"internal/store", "internal/gitrun"},
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed.
-	"internal/task":  {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact", "internal/ship", "internal/github"},
+	"internal/task":  {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact", "internal/ship"},
 	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens"},
 	// tokens: a BPE tokenizer with its vocabulary embedded.
 	"internal/tokens": {},

@@ -298,9 +298,10 @@ func Shipped(t task.Task, errText string) chat.Reply {
 	if t.PR.State == "merged" {
 		what = "opened and merged"
 	} else {
-		actions = append(actions,
-			chat.Action{Label: "Merge", Send: ShipCommand + " merge " + t.ID, Style: chat.Primary},
-			chat.Action{Label: "Close", Send: ShipCommand + " close " + t.ID, Style: chat.Danger})
+		if t.PR.MayMerge {
+			actions = append(actions, chat.Action{Label: "Merge", Send: ShipCommand + " merge " + t.ID, Style: chat.Primary})
+		}
+		actions = append(actions, chat.Action{Label: "Close", Send: ShipCommand + " close " + t.ID, Style: chat.Danger})
 	}
 	return chat.Reply{
 		Text:    clip(fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200)), maxText),

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fetch-dev/fetch/internal/github"
+	"github.com/fetch-dev/fetch/internal/mirror"
 )
 
 var (
@@ -61,4 +64,31 @@ func (e *SecretsError) Error() string {
 	}
 	b.WriteString(". Remove them from the branch's history, then ship again.")
 	return b.String()
+}
+
+// Advice is a shipping failure as the owner reads it: what happened and
+// what to do, in a sentence (the details are in Fetch's log).
+func Advice(err error) string {
+	switch {
+	case errors.Is(err, ErrLocal):
+		return "the workspace is local (/ship WORKSPACE pr-required changes that)."
+	case errors.Is(err, ErrNoRemote):
+		return "the workspace has no GitHub repository (its origin is not on the configured GitHub)."
+	case errors.Is(err, github.ErrNoToken):
+		return "no GitHub token is configured; set FETCH_GITHUB_TOKEN, restart Fetch and say \"/pr ship ID\"."
+	case errors.Is(err, mirror.ErrAuth):
+		return "GitHub refused the token for git: it is wrong or expired, or lacks Contents: read and write on this repository."
+	case errors.Is(err, mirror.ErrRepoNotFound):
+		return github.ErrNotFound.Error() + "."
+	case errors.Is(err, mirror.ErrNetwork):
+		return github.ErrUnavailable.Error() + " (\"/pr ship ID\" tries again)."
+	case errors.Is(err, mirror.ErrRejected), errors.Is(err, mirror.ErrNonFastForward):
+		return "GitHub rejected the push (a protected branch, a hook or a moved branch): look at the repository's rules."
+	}
+	for _, c := range []error{github.ErrAuth, github.ErrPermission, github.ErrNotFound, github.ErrRejected, github.ErrUnavailable} {
+		if errors.Is(err, c) {
+			return github.Explain(err) + "."
+		}
+	}
+	return err.Error()
 }

@@ -123,6 +123,9 @@ type PR struct {
 	URL    string `json:"url"`
 	// State is "open", "merged" or "closed".
 	State string `json:"state"`
+	// MayMerge: the workspace's mode lets the owner merge it from chat
+	// (autonomous); known right after shipping, not stored.
+	MayMerge bool `json:"-"`
 }
 
 // Result is what a shipment did.
@@ -215,7 +218,7 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 		res.Pushed = ""
 		return res, fmt.Errorf("ship: open the pull request: %w", err)
 	}
-	res.PR = PR{Number: pr.Number, URL: pr.URL, State: "open"}
+	res.PR = PR{Number: pr.Number, URL: pr.URL, State: "open", MayMerge: st.Mode == Autonomous}
 	s.log.Info("task shipped", "task", w.TaskID, "repo", st.Remote.Owner+"/"+st.Remote.Repo, "pr", pr.Number, "commit", head)
 	if st.Mode == Autonomous {
 		if _, err := s.gh.Merge(ctx, st.Remote.Owner, st.Remote.Repo, pr.Number, head, github.MergeCommit); err != nil {

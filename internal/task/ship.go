@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fetch-dev/fetch/internal/github"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/ship"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -206,19 +205,8 @@ func (e *Engine) AddressReview(ctx context.Context, id string) error {
 	return e.followUp(ctx, t, prompt, fmt.Sprintf("address the review of #%d", t.PR.Number))
 }
 
-// shipAdvice is a shipping failure as the owner reads it: what happened
-// and what to do.
-func shipAdvice(err error) string {
-	switch {
-	case errors.Is(err, github.ErrNoToken):
-		return "not pushed: no GitHub token is configured; set FETCH_GITHUB_TOKEN and say \"/pr ship ID\"."
-	case errors.Is(err, ship.ErrLocal):
-		return "not pushed: the workspace is local (/ship WORKSPACE pr-required changes that)."
-	case errors.Is(err, ship.ErrNoRemote):
-		return "not pushed: the workspace has no GitHub repository (its origin is not on the configured GitHub)."
-	}
-	return "not pushed: " + err.Error()
-}
+// shipAdvice is a shipping failure as the owner reads it.
+func shipAdvice(err error) string { return "not pushed: " + ship.Advice(err) }
 
 // Ship pushes an ended task's branch and opens its pull request (or finds
 // the one open): `fetch task pr ID`, the task_ship tool and "/pr ship ID".
