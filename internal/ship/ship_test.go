@@ -209,7 +209,9 @@ func TestNoOrphanBranch(t *testing.T) {
 func TestLocalNeverPushes(t *testing.T) {
 	w := newWorld(t, nil)
 	ctx := context.Background()
-	if err := w.db.Tx(ctx, func(tx *sql.Tx) error { return ship.SetModeTx(ctx, tx, "app", ship.Local, store.FormatTime(time.Now())) }); err != nil {
+	if err := w.db.Tx(ctx, func(tx *sql.Tx) error {
+		return ship.SetModeTx(ctx, tx, "app", ship.Local, store.FormatTime(time.Now()))
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.sh.Ship(ctx, w.work()); !errors.Is(err, ship.ErrLocal) {
