@@ -299,13 +299,15 @@ func TestJourneyReviewIsAddressed(t *testing.T) {
 	}
 }
 
-// S6: an autonomous workspace's pull request is merged by Fetch: the work
-// is on main on GitHub, and the worktree goes.
+// S6: in an autonomous workspace, with the owner's autonomy level at
+// autonomous, Fetch merges its pull request: the work is on main on
+// GitHub, and the worktree goes.
 func TestJourneyAutonomousWorkspaceMerges(t *testing.T) {
 	t.Parallel()
 	w := newShipWorld(t, nil)
 	w.start()
 	w.ask(ownerID, "/ship app autonomous", regexp.MustCompile(`app now ships: autonomous`))
+	w.ask(ownerID, "/autonomy autonomous", regexp.MustCompile(`(?i)autonom`))
 	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
 	id := taskID(t, status.Text)
 	w.awaitNew(m, regexp.MustCompile(`🔀 Pull request #\d+ opened and merged for task `+id), "the merged pull request")

@@ -115,6 +115,10 @@ type Work struct {
 	Summary string
 	// Files are the changed files with their line counts ("a.go +3 -1").
 	Files []string
+	// AutoMerge: the owner's autonomy level lets Fetch merge on its own
+	// (the task's conversation is "autonomous"); an autonomous
+	// workspace's pull request is then merged at once.
+	AutoMerge bool
 }
 
 // PR is a pull request as Fetch keeps it.
@@ -220,7 +224,7 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 	}
 	res.PR = PR{Number: pr.Number, URL: pr.URL, State: "open", MayMerge: st.Mode == Autonomous}
 	s.log.Info("task shipped", "task", w.TaskID, "repo", st.Remote.Owner+"/"+st.Remote.Repo, "pr", pr.Number, "commit", head)
-	if st.Mode == Autonomous {
+	if st.Mode == Autonomous && w.AutoMerge {
 		if _, err := s.gh.Merge(ctx, st.Remote.Owner, st.Remote.Repo, pr.Number, head, github.MergeCommit); err != nil {
 			s.log.Warn("merge the pull request of an autonomous workspace", "task", w.TaskID, "pr", pr.Number, "err", err)
 		} else {

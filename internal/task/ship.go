@@ -62,6 +62,17 @@ func (e *Engine) shipWork(t Task) ship.Work {
 	return w
 }
 
+// autoMerge tells whether the owner's autonomy level in the task's
+// conversation lets Fetch merge on its own ("autonomous"); a task from the
+// command line is never merged on its own.
+func (e *Engine) autoMerge(ctx context.Context, t Task) bool {
+	if t.ConversationID == "" {
+		return false
+	}
+	c, err := e.store.Conversation(ctx, t.ConversationID)
+	return err == nil && c.Autonomy == "autonomous"
+}
+
 // shipAtEnd ships a task that just succeeded, when shipping is configured
 // and the workspace is on GitHub and not local. A conflict with the latest
 // base or a secret in the work makes the task need attention; any other
@@ -73,7 +84,9 @@ func (e *Engine) shipAtEnd(ctx context.Context, t *Task) State {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shipTimeout)
 	defer cancel()
-	res, err := e.cfg.Shipper.Ship(ctx, e.shipWork(*t))
+	w := e.shipWork(*t)
+	w.AutoMerge = e.autoMerge(ctx, *t)
+	res, err := e.cfg.Shipper.Ship(ctx, w)
 	switch {
 	case errors.Is(err, ship.ErrLocal), errors.Is(err, ship.ErrNoRemote):
 		return Succeeded
@@ -229,7 +242,9 @@ func (e *Engine) Ship(ctx context.Context, id string) (Task, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, shipTimeout)
 	defer cancel()
-	res, serr := e.cfg.Shipper.Ship(sctx, e.shipWork(t))
+	w := e.shipWork(t)
+	w.AutoMerge = e.autoMerge(ctx, t)
+	res, serr := e.cfg.Shipper.Ship(sctx, w)
 	from := t.State
 	t.State = e.applyShip(&t, res, serr, from)
 	if serr == nil && from == NeedsAttention {
@@ -413,7 +428,7 @@ func (e *Engine) RequestShip(ctx context.Context, id string) error {
 			e.log.Warn("ship a task", "task", id, "err", err)
 			if now, gerr := e.Get(ctx, id); gerr == nil && now.UpdatedAt.Equal(t.UpdatedAt) {
 				// Nothing recorded (refused before shipping): say why.
-				e.notify(ctx, Update{Kind: Shipped, Task: now, Err: err.Error()})
+				e.notify(ctx, Update{Kind: Shipped, Task: now, Err: ship.Advice(err)})
 			}
 		}
 	})
@@ -436,7 +451,7 @@ func (e *Engine) RequestPRAction(ctx context.Context, id string, a PRAction) err
 		return e.spawn(func(ctx context.Context) {
 			if err := run(ctx, id); err != nil {
 				e.log.Warn("follow-up run of a task", "task", id, "action", a, "err", err)
-				e.notify(ctx, Update{Kind: Shipped, Task: t, Err: err.Error()})
+				e.notify(ctx, Update{Kind: Shipped, Task: t, Err: ship.Advice(err)})
 			}
 		})
 	}
@@ -446,7 +461,7 @@ func (e *Engine) RequestPRAction(ctx context.Context, id string, a PRAction) err
 	return e.spawn(func(ctx context.Context) {
 		if _, err := e.ActOnPR(ctx, id, a); err != nil {
 			e.log.Warn("act on a pull request", "task", id, "action", a, "err", err)
-			e.notify(ctx, Update{Kind: PRChanged, Task: t, Err: err.Error()})
+			e.notify(ctx, Update{Kind: PRChanged, Task: t, Err: ship.Advice(err)})
 		}
 	})
 }
