@@ -71,7 +71,7 @@ func TestJourneyTaskBecomesPullRequest(t *testing.T) {
 	t.Parallel()
 	w := newShipWorld(t, nil)
 	w.start()
-	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
+	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go] [tests]", "app")
 	id := taskID(t, status.Text)
 	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
 	pr := w.awaitNew(m, prRe(id), "the pull request's link")
@@ -98,8 +98,10 @@ func TestJourneyTaskBecomesPullRequest(t *testing.T) {
 	if got, ok := w.gh.File(shipRepo, "fetch/"+id, "health.go"); !ok || !strings.Contains(got, "fake claude was here") {
 		t.Fatalf("health.go on GitHub's fetch/%s = %q, %v", id, got, ok)
 	}
-	if !strings.Contains(prs[0].Body, "add a health endpoint") {
-		t.Errorf("the pull request's body does not tell the goal: %q", prs[0].Body)
+	for _, want := range []string{"add a health endpoint", "Appended one line to health.go", "`health.go +1 -0`", "`go test ./...`: passed"} {
+		if !strings.Contains(prs[0].Body, want) {
+			t.Errorf("the pull request's body lacks %q (goal, summary, files, tests): %q", want, prs[0].Body)
+		}
 	}
 
 	// /status tells how the selected workspace ships.

@@ -115,6 +115,8 @@ type Work struct {
 	Summary string
 	// Files are the changed files with their line counts ("a.go +3 -1").
 	Files []string
+	// Tests are the test commands the CLI ran and how they ended.
+	Tests []string
 	// AutoMerge: the owner's autonomy level lets Fetch merge on its own
 	// (the task's conversation is "autonomous"); an autonomous
 	// workspace's pull request is then merged at once.
@@ -322,6 +324,13 @@ func body(w Work) string {
 		b.WriteString("**Files**\n\n")
 		for _, f := range w.Files {
 			fmt.Fprintf(&b, "- `%s`\n", f)
+		}
+		b.WriteString("\n")
+	}
+	if len(w.Tests) > 0 {
+		b.WriteString("**Tests the coding CLI ran**\n\n")
+		for _, t := range w.Tests {
+			fmt.Fprintf(&b, "- %s\n", t)
 		}
 		b.WriteString("\n")
 	}

@@ -2,11 +2,14 @@ package task
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/ship"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -50,6 +53,67 @@ const (
 	DefaultPRPoll = time.Minute
 )
 
+// testCommand matches the command lines that run tests.
+var testCommand = regexp.MustCompile(`(?i)\b(go test|pytest|py\.test|jest|vitest|mocha|cargo test|npm (run )?test|yarn test|pnpm test|mvn (-\S+ )*test|gradle\S* test|rspec|phpunit|ctest|make (check|test))\b`)
+
+// maxTests bounds the test commands a pull request's body lists.
+const maxTests = 5
+
+// testResults lists the test commands the CLI reported running in the
+// task and how each last ended ("`go test ./...`: passed").
+func (e *Engine) testResults(ctx context.Context, id string) []string {
+	var order []string
+	last := map[string]int{}
+	// A CLI may report a command when it starts (with its command line)
+	// and again when it ends (with its exit code), paired by tool id.
+	started := map[string]string{}
+	err := e.Log(ctx, id, func(le LogEntry) error {
+		if le.Kind != string(harness.KindCommand) {
+			return nil
+		}
+		var ev harness.Event
+		if json.Unmarshal(le.Data, &ev) != nil {
+			return nil
+		}
+		if ev.Command == "" {
+			ev.Command = started[ev.ToolID]
+		} else if ev.ToolID != "" {
+			started[ev.ToolID] = ev.Command
+		}
+		if ev.ExitCode == nil || !testCommand.MatchString(ev.Command) {
+			return nil
+		}
+		cmd := strings.Join(strings.Fields(ev.Command), " ")
+		if _, ok := last[cmd]; !ok {
+			order = append(order, cmd)
+		}
+		last[cmd] = *ev.ExitCode
+		return nil
+	})
+	if err != nil {
+		e.log.Warn("read a task's test commands", "task", id, "err", err)
+	}
+	if len(order) > maxTests {
+		order = order[len(order)-maxTests:]
+	}
+	out := make([]string, 0, len(order))
+	for _, cmd := range order {
+		verdict := "passed"
+		if code := last[cmd]; code != 0 {
+			verdict = fmt.Sprintf("failed (exit %d)", code)
+		}
+		out = append(out, fmt.Sprintf("`%s`: %s", clipRunes(cmd, 200), verdict))
+	}
+	return out
+}
+
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 // shipWork is what the shipper needs of a task.
 func (e *Engine) shipWork(t Task) ship.Work {
 	w := ship.Work{TaskID: t.ID, Workspace: t.Workspace, Dir: t.Worktree, Branch: t.Branch, Base: t.Base, Goal: t.Goal, Summary: t.Summary}
@@ -86,6 +150,7 @@ func (e *Engine) shipAtEnd(ctx context.Context, t *Task) State {
 	defer cancel()
 	w := e.shipWork(*t)
 	w.AutoMerge = e.autoMerge(ctx, *t)
+	w.Tests = e.testResults(ctx, t.ID)
 	res, err := e.cfg.Shipper.Ship(ctx, w)
 	switch {
 	case errors.Is(err, ship.ErrLocal), errors.Is(err, ship.ErrNoRemote):
@@ -244,6 +309,7 @@ func (e *Engine) Ship(ctx context.Context, id string) (Task, error) {
 	defer cancel()
 	w := e.shipWork(t)
 	w.AutoMerge = e.autoMerge(ctx, t)
+	w.Tests = e.testResults(ctx, t.ID)
 	res, serr := e.cfg.Shipper.Ship(sctx, w)
 	from := t.State
 	t.State = e.applyShip(&t, res, serr, from)

@@ -26,6 +26,7 @@
 //	[scenario:leak]        write a fake AWS access key into the file it edits, then succeed
 //	[scenario:answer]      answer a question about the working directory without changing anything, exit 0
 //	[scenario:sneak-edit]  edit a file although the run is read-only (a read-only mode that leaks), then answer
+//	[tests]                after the edit, report a passing `go test ./...` run
 //	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)
 //
 // Every run writes "fakecli: argv <JSON array>", "fakecli: env <JSON array

@@ -346,6 +346,10 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 	if err := editFile(em, sc.file, line); err != nil {
 		return failEdit(em, c, err)
 	}
+	if strings.Contains(inv.prompt, "[tests]") {
+		// Reports a test run, as a CLI that checks its work does.
+		em.command("go test ./...", "ok  \texample.com/app\t0.012s\n", 0)
+	}
 	em.finish(fmt.Sprintf("Appended one line to %s and checked it with cat.", sc.file))
 	return 0
 }
