@@ -49,6 +49,11 @@ type Task struct {
 	// Answer is the user's reply to a question. With ResumeID it replaces
 	// Goal as the prompt.
 	Answer string
+	// Measured: the caller measures what the run changed itself (Fetch's
+	// task engine diffs the task's branch when it records the work), so
+	// Run takes no snapshots (each costs execs in the kennel) and emits no
+	// file_changed events of its own; the CLI's own reports still come.
+	Measured bool
 	// Timeout bounds the run; 0 means none. On expiry the run is stopped
 	// like a user stop and the Outcome says TimedOut.
 	Timeout time.Duration

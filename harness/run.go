@@ -22,7 +22,8 @@ type Runner interface {
 // line callback. After the CLI ended, however it ended, it snapshots the work
 // tree again and emits one file_changed event per file that changed. A
 // read-only task (Task.ReadOnly) gets no snapshots, since taking one writes
-// git objects: the caller checks that the work tree stayed the same.
+// git objects: the caller checks that the work tree stayed the same; nor
+// does a task whose caller measures the work itself (Task.Measured).
 //
 // A run that the CLI failed, that timed out or that was stopped is an
 // Outcome, not an error. Errors are infrastructure failures: an invalid
@@ -36,7 +37,8 @@ func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds C
 	}
 	repo := gitRepo{runner: runner, workspace: task.Workspace, dir: task.dir(), taskID: task.ID}
 	var before snapshot
-	if !task.ReadOnly {
+	measure := !task.ReadOnly && !task.Measured
+	if measure {
 		before, err = repo.snapshot(ctx)
 		if err != nil {
 			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: snapshot before: %w", name, err)
@@ -70,7 +72,7 @@ func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds C
 		stopped:    res.Stopped || ctx.Err() != nil,
 	})
 
-	if task.ReadOnly {
+	if !measure {
 		if ctx.Err() != nil {
 			return o, fmt.Errorf("harness: run %s: %w", name, context.Cause(ctx))
 		}

@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"modes":          {"internal/store"},
 	// gitrun: git on a workspace, run in the workspace's kennel (the host
 	// never runs git in a tree the kennel writes); kennel is its transport.
-	"internal/gitrun": {"kennel"},
+	"internal/gitrun": {"kennel", "kennel/shim"},
 	// github: Fetch's GitHub API client (go-github); mirror: Fetch's own
 	// bare repository per workspace, fed from the kennel through gitrun;
 	// ship: push and pull requests, over both.
@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"internal/workspace": {"internal/store", "internal/gitrun"},
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed.
-	"internal/task":  {"harness", "kennel", "internal/store", "internal/workspace", "internal/redact", "internal/ship"},
+	"internal/task":  {"harness", "kennel", "kennel/shim", "internal/gitrun", "internal/store", "internal/workspace", "internal/redact", "internal/ship"},
 	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens"},
 	// tokens: a BPE tokenizer with its vocabulary embedded.
 	"internal/tokens": {},

@@ -14,8 +14,9 @@ type PatchFinding struct {
 }
 
 // FindInPatch runs find (a Redactor's Find, or a fake) over the lines a
-// unified patch adds (git diff --unified=0, with a/ and b/ prefixes), file
-// by file, and maps each finding to its file and line in the new file.
+// unified patch adds (git diff, with or without context lines, with a/ and
+// b/ prefixes), file by file, and maps each finding to its file and line in
+// the new file.
 // Removed and context lines are not looked at: a patch that deletes a
 // secret does not add one.
 func FindInPatch(find func(string) []Finding, patch string) []PatchFinding {
@@ -44,13 +45,14 @@ func addedLines(patch string) []addedFile {
 	var files []addedFile
 	var cur *addedFile
 	next := 0
+	inHunk := false
 	for _, line := range strings.Split(patch, "\n") {
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
 			files = append(files, addedFile{})
-			cur = &files[len(files)-1]
+			cur, inHunk = &files[len(files)-1], false
 		case cur == nil:
-		case strings.HasPrefix(line, "+++ "):
+		case !inHunk && strings.HasPrefix(line, "+++ "):
 			cur.path = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
 		case strings.HasPrefix(line, "@@ "):
 			// @@ -a[,b] +c[,d] @@
@@ -59,10 +61,14 @@ func addedLines(patch string) []addedFile {
 				start, _, _ := strings.Cut(strings.TrimPrefix(fields[2], "+"), ",")
 				next, _ = strconv.Atoi(start)
 			}
+			inHunk = true
+		case !inHunk:
 		case strings.HasPrefix(line, "+"):
 			cur.lines = append(cur.lines, line[1:])
 			cur.numbers = append(cur.numbers, next)
 			next++
+		case strings.HasPrefix(line, " "):
+			next++ // a context line (patches with context)
 		}
 	}
 	out := files[:0]

@@ -56,3 +56,23 @@ new file mode 100644
 		t.Errorf("empty patch: %v", got)
 	}
 }
+
+// A patch with context lines (git diff's default) maps findings to the
+// right line, and an added line that looks like a file header is content.
+func TestFindInPatchWithContext(t *testing.T) {
+	patch := "diff --git a/c.ini b/c.ini\n--- a/c.ini\n+++ b/c.ini\n@@ -1,4 +1,6 @@\n one\n two\n-old\n+++ SECRET here\n three\n+SECRET again\n four\n"
+	find := func(s string) []redact.Finding {
+		var out []redact.Finding
+		for i, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "SECRET") {
+				out = append(out, redact.Finding{Rule: "test", Line: i + 1})
+			}
+		}
+		return out
+	}
+	got := redact.FindInPatch(find, patch)
+	want := []redact.PatchFinding{{Path: "c.ini", Line: 3, Rule: "test"}, {Path: "c.ini", Line: 5, Rule: "test"}}
+	if !cmp.Equal(got, want) {
+		t.Fatalf("findings %+v; want %+v", got, want)
+	}
+}

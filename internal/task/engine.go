@@ -157,6 +157,8 @@ type Engine struct {
 	closed bool
 	// runs are the tasks this process follows, by id.
 	runs map[string]*run
+	// forgets are the kennel logs of ended runs still to drop.
+	forgets forgets
 }
 
 // run is a task this process follows.
@@ -285,10 +287,21 @@ func (e *Engine) Close(ctx context.Context) error {
 	go func() { e.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("task: close: %w", context.Cause(ctx))
 	}
+	for ws, ids := range e.forgets.all() {
+		p, err := e.cfg.Workspaces.Path(ws)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if err := e.cfg.Runner.Forget(ctx, harness.Task{Workspace: p, ID: id}); err != nil {
+				e.log.Warn("forget a run in the kennel", "workspace", ws, "run", id, "err", err)
+			}
+		}
+	}
+	return nil
 }
 
 // Create validates a request and starts the task, or queues it when the

@@ -101,7 +101,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 			before, t.Base = &fp, fp.Head
 		}
 		if t.Mode == Work && t.Worktree == "" {
-			wt, err := e.cfg.Workspaces.AddWorktree(ctx, t.Workspace, t.ID)
+			wt, err := e.cfg.Workspaces.AddWorktree(ctx, t.Workspace, t.ID, e.forgets.take(t.Workspace)...)
 			if err != nil {
 				log.Error("add worktree", "err", err)
 				return e.finish(ctx, t, Failed, "could not make the task's branch: "+err.Error())
@@ -322,10 +322,9 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 	}
 	e.log.Info("task run ended", "task", t.ID, "state", t.State, "exit_code", t.ExitCode, "error", t.Error)
 	if t.RunID != "" {
-		// The run's log in the kennel is in the task's event log now.
-		if err := e.cfg.Runner.Forget(ctx, e.harnessTask(t)); err != nil {
-			e.log.Warn("forget the run in the kennel", "task", t.ID, "run", t.RunID, "err", err)
-		}
+		// The run's log in the kennel is in the task's event log now: the
+		// next batch of git in the workspace drops it.
+		e.forgets.add(t.Workspace, t.RunID)
 	}
 	if to == WaitingInput {
 		e.notify(ctx, Update{Kind: Asked, Task: t})
@@ -343,23 +342,27 @@ func reasonOr(reason, def string) string {
 }
 
 // record commits what the run left in the worktree to the task's branch
-// and stores the branch's diff, files and commits, and the patch file.
-// Work that holds secrets is not committed (a *SecretsError). All of its
-// git runs in the workspace's kennel (package workspace).
+// and stores the branch's diff, files and commits, and the patch file, in
+// one exec (workspace.Record, which also forgets the kennel logs of runs
+// ended before). Work that holds secrets is not committed (a
+// *SecretsError): the commit is undone. All of its git runs in the
+// workspace's kennel (package workspace).
 func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 	wt := t.worktree()
 	if _, err := os.Stat(wt.Path); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	if err := e.scanWork(ctx, t); err != nil {
-		return err
-	}
 	msg := e.store.Scrub(redact.StripControl(fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)))
-	if _, err := e.cfg.Workspaces.Commit(ctx, wt, msg); err != nil {
+	d, committed, err := e.cfg.Workspaces.Record(ctx, wt, msg, e.forgets.take(t.Workspace)...)
+	if err != nil {
 		return err
 	}
-	d, err := e.cfg.Workspaces.Diff(ctx, wt)
-	if err != nil {
+	if err := e.scanWork(t, d.Patch, d.Truncated); err != nil {
+		if committed {
+			if uerr := e.cfg.Workspaces.Uncommit(ctx, wt); uerr != nil {
+				return fmt.Errorf("undo the commit of work that holds secrets: %w", uerr)
+			}
+		}
 		return err
 	}
 	t.Files, t.Commits = d.Files, d.Commits
@@ -385,7 +388,9 @@ func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 
 // harnessTask is the harness's view of the task's current run.
 func (e *Engine) harnessTask(t Task) harness.Task {
-	ht := harness.Task{ID: t.RunID, Goal: t.Goal, Workdir: t.Worktree, ReadOnly: t.Mode == Ask}
+	// A Work task's changes are measured when its work is recorded (the
+	// branch's diff), not by snapshots around the run.
+	ht := harness.Task{ID: t.RunID, Goal: t.Goal, Workdir: t.Worktree, ReadOnly: t.Mode == Ask, Measured: t.Mode == Work}
 	if p, err := e.cfg.Workspaces.Path(t.Workspace); err == nil {
 		ht.Workspace = p
 	}

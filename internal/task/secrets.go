@@ -1,7 +1,6 @@
 package task
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -48,16 +47,12 @@ func (e *SecretsError) Error() string {
 	return b.String()
 }
 
-// scanWork looks for secrets in the lines the work adds, before anything
-// is committed: the patch from the branch's base to the staged worktree
-// (made in the kennel).
-func (e *Engine) scanWork(ctx context.Context, t *Task) error {
+// scanWork looks for secrets in the lines the work adds: the patch from
+// the branch's base to its head (the CLI's commits and Fetch's), made in
+// the kennel.
+func (e *Engine) scanWork(t *Task, patch string, truncated bool) error {
 	if e.cfg.Secrets == nil {
 		return nil
-	}
-	patch, truncated, err := e.cfg.Workspaces.Pending(ctx, t.worktree())
-	if err != nil {
-		return err
 	}
 	var found []SecretFinding
 	for _, f := range redact.FindInPatch(e.cfg.Secrets.Find, patch) {

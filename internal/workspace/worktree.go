@@ -32,9 +32,11 @@ type Worktree struct {
 }
 
 // AddWorktree makes a worktree for task id on a new branch fetch/<id> from
-// the workspace's current commit. The workspace must have at least one
-// commit. id must be a valid name (ValidateName).
-func (r *Registry) AddWorktree(ctx context.Context, name, id string) (Worktree, error) {
+// the workspace's current commit, in one exec. The workspace must have at
+// least one commit. id must be a valid name (ValidateName). The steps also
+// run in the same exec afterwards, whatever they return (housekeeping such
+// as forgetting the logs of ended runs).
+func (r *Registry) AddWorktree(ctx context.Context, name, id string, also ...gitrun.Step) (Worktree, error) {
 	p, err := r.Path(name)
 	if err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree: %w", err)
@@ -45,22 +47,35 @@ func (r *Registry) AddWorktree(ctx context.Context, name, id string) (Worktree, 
 	if !isRepo(p) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, ErrNotGit)
 	}
-	base, err := r.git(ctx, p, p, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id}
+	// One exec: the base, the branch it is on, .fetch/ kept out of the
+	// workspace's own status (the exclude file is written in the kennel: a
+	// .git planted as a symlink must not lead a host write out of the
+	// workspace), and the worktree.
+	res, err := r.gitrun.Batch(ctx, p, append([]gitrun.Step{
+		{Args: []string{"rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, Capture: "base"},
+		{Args: []string{"symbolic-ref", "--quiet", "--short", "HEAD"}, AllowFail: true},
+		{Args: []string{"rev-parse", "--git-path", "info/exclude"}, Capture: "exclude"},
+		gitrun.ExcludeStep("", "${exclude}", "/.fetch/"),
+		{Args: []string{"worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, "${base}"}},
+	}, background(also)...))
 	if err != nil {
+		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
+	}
+	if err := res[0].Err(); err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
 	}
-	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id, Base: strings.TrimSpace(base)}
-	if b, err := r.git(ctx, p, p, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil {
-		wt.BaseBranch = strings.TrimSpace(b)
+	for i, st := range res[:min(len(res), 5)] {
+		if err := st.Err(); err != nil && i != 1 { // HEAD may be detached
+			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
+		}
 	}
-	// .fetch/ stays out of the workspace's own status; the exclude file is
-	// written in the kennel (a .git planted as a symlink must not lead a
-	// host write out of the workspace).
-	if err := r.gitrun.Exclude(ctx, p, "/.fetch/"); err != nil {
-		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
+	if len(res) < 5 {
+		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the batch ended after %d steps", name, len(res))
 	}
-	if _, err := r.git(ctx, p, p, "worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, wt.Base); err != nil {
-		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
+	wt.Base = strings.TrimSpace(res[0].Stdout)
+	if res[1].Exit == 0 {
+		wt.BaseBranch = strings.TrimSpace(res[1].Stdout)
 	}
 	return wt, nil
 }
@@ -155,20 +170,7 @@ func (r *Registry) Diff(ctx context.Context, wt Worktree) (Diff, error) {
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
-	for _, e := range strings.Split(strings.TrimSuffix(num, "\n"), "\x00") {
-		parts := strings.SplitN(e, "\t", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		f := FileStat{Path: parts[2]}
-		if parts[0] == "-" {
-			f.Binary = true
-		} else {
-			f.Added, _ = strconv.Atoi(parts[0])
-			f.Removed, _ = strconv.Atoi(parts[1])
-		}
-		d.Files = append(d.Files, f)
-	}
+	d.Files = parseNumstat(num)
 	d.Patch, d.Truncated, err = r.gitBounded(ctx, p, wt.Path, "diff", "--binary", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--")
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
@@ -177,15 +179,7 @@ func (r *Registry) Diff(ctx context.Context, wt Worktree) (Diff, error) {
 	if err != nil {
 		return Diff{}, fmt.Errorf("workspace: diff %s: %w", wt.Branch, err)
 	}
-	for _, rec := range strings.Split(log, "\x1e") {
-		parts := strings.Split(strings.TrimLeft(rec, "\n"), "\x00")
-		if len(parts) != 4 {
-			continue
-		}
-		c := Commit{Hash: parts[0], Subject: parts[1], Author: parts[2]}
-		c.When, _ = parseGitTime(parts[3])
-		d.Commits = append(d.Commits, c)
-	}
+	d.Commits = parseLog(log)
 	return d, nil
 }
 
@@ -263,4 +257,103 @@ func (r *Registry) RemoveWorktree(ctx context.Context, wt Worktree, discard bool
 		}
 	}
 	return nil
+}
+
+// background marks housekeeping steps: their failure ends nothing.
+func background(steps []gitrun.Step) []gitrun.Step {
+	out := make([]gitrun.Step, len(steps))
+	for i, s := range steps {
+		s.AllowFail, s.Capture = true, ""
+		out[i] = s
+	}
+	return out
+}
+
+// Record commits everything in the worktree (tracked changes and new files,
+// .gitignore respected) to its branch and returns what the branch changed
+// since its base, in one exec; committed says whether there was anything
+// to commit. Steps also run afterwards in the same exec, like
+// AddWorktree's.
+func (r *Registry) Record(ctx context.Context, wt Worktree, message string, also ...gitrun.Step) (d Diff, committed bool, err error) {
+	p, err := r.Path(wt.Workspace)
+	if err != nil {
+		return Diff{}, false, fmt.Errorf("workspace: record: %w", err)
+	}
+	if r.gitrun == nil {
+		return Diff{}, false, fmt.Errorf("workspace: record: %w", ErrNoKennel)
+	}
+	rng := wt.Base + "..HEAD"
+	steps := append([]gitrun.Step{
+		{Dir: wt.Path, Args: []string{"add", "--all"}},
+		// Exit 1 when there is nothing to commit.
+		{Dir: wt.Path, Args: append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message), AllowFail: true},
+		{Dir: wt.Path, Args: []string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--"}},
+		{Dir: wt.Path, Args: []string{"diff", "--binary", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--"}},
+		{Dir: wt.Path, Args: []string{"log", "--no-show-signature", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--"}},
+	}, background(also)...)
+	res, err := r.gitrun.Batch(ctx, p, steps)
+	if err != nil {
+		return Diff{}, false, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
+	}
+	for i, st := range res[:min(len(res), 5)] {
+		if i == 1 && st.Exit == 1 {
+			continue // nothing to commit
+		}
+		if err := st.Err(); err != nil {
+			return Diff{}, false, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
+		}
+	}
+	if len(res) < 5 {
+		return Diff{}, false, fmt.Errorf("workspace: record %s: the batch ended after %d steps", wt.Branch, len(res))
+	}
+	d.Files = parseNumstat(res[2].Stdout)
+	d.Patch, d.Truncated = res[3].Stdout, res[3].Truncated
+	d.Commits = parseLog(res[4].Stdout)
+	return d, res[1].Exit == 0, nil
+}
+
+// Uncommit undoes the commit Record made (the work stays in the worktree,
+// staged): for work that must not be committed after all.
+func (r *Registry) Uncommit(ctx context.Context, wt Worktree) error {
+	p, err := r.Path(wt.Workspace)
+	if err != nil {
+		return fmt.Errorf("workspace: uncommit: %w", err)
+	}
+	if _, err := r.git(ctx, p, wt.Path, "reset", "--quiet", "--soft", "HEAD~1"); err != nil {
+		return fmt.Errorf("workspace: uncommit %s: %w", wt.Branch, err)
+	}
+	return nil
+}
+
+func parseNumstat(num string) []FileStat {
+	var files []FileStat
+	for _, e := range strings.Split(strings.TrimSuffix(num, "\n"), "\x00") {
+		parts := strings.SplitN(e, "\t", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		f := FileStat{Path: parts[2]}
+		if parts[0] == "-" {
+			f.Binary = true
+		} else {
+			f.Added, _ = strconv.Atoi(parts[0])
+			f.Removed, _ = strconv.Atoi(parts[1])
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+func parseLog(log string) []Commit {
+	var commits []Commit
+	for _, rec := range strings.Split(log, "\x1e") {
+		parts := strings.Split(strings.TrimLeft(rec, "\n"), "\x00")
+		if len(parts) != 4 {
+			continue
+		}
+		c := Commit{Hash: parts[0], Subject: parts[1], Author: parts[2]}
+		c.When, _ = parseGitTime(parts[3])
+		commits = append(commits, c)
+	}
+	return commits
 }

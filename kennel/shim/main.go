@@ -91,6 +91,7 @@ const usage = `usage:
   fetch-shim ps
   fetch-shim log    --task ID [--follow]
   fetch-shim forget --task ID
+  fetch-shim batch  < program.json
 `
 
 // Main runs the program with args (without the program name) and returns its
@@ -101,6 +102,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	cmd := args[0]
+	if cmd == CmdBatch {
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "fetch-shim: batch: unexpected arguments %q\n", args[1:])
+			return ExitUsage
+		}
+		return runBatch(ctx, os.Stdin, stdout, stderr)
+	}
 	flags := flag.NewFlagSet("fetch-shim "+cmd, flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	dir := flags.String("state", StateDir, "directory of the per-task files")

@@ -1,0 +1,198 @@
+package gitrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fetch-dev/fetch/kennel"
+	"github.com/fetch-dev/fetch/kennel/shim"
+)
+
+// Step is one command of a batch: git with Args (after Hardening), or, with
+// Argv, another program (a fixed script with its arguments).
+type Step struct {
+	Args []string
+	Argv []string
+	// Env adds variables; only GIT_INDEX_FILE is accepted.
+	Env []string
+	// Dir is the working directory in the kennel; the workspace when empty.
+	Dir string
+	// AllowFail: a non-zero exit does not end the batch.
+	AllowFail bool
+	// Capture names the step's trimmed first stdout line; "${name}" in a
+	// later step's Args, Argv or Env is replaced by it.
+	Capture string
+}
+
+// StepResult is how one step of a batch ended.
+type StepResult struct {
+	Exit      int
+	Stdout    string
+	Truncated bool
+	Stderr    string
+	args      []string
+}
+
+// Err is nil for a step that exited 0, else a *GitError.
+func (r StepResult) Err() error {
+	if r.Exit == 0 {
+		return nil
+	}
+	return &GitError{Args: RedactArgs(r.args), ExitCode: r.Exit, Stderr: strings.TrimSpace(r.Stderr)}
+}
+
+// Lines returns Stdout's lines.
+func (r StepResult) Lines() []string { return Output{Stdout: r.Stdout}.Lines() }
+
+// batchTimeout bounds a whole batch.
+const batchTimeout = 5 * time.Minute
+
+// maxBatchJSON bounds what a batch prints (its steps' stdout, JSON-quoted).
+const maxBatchJSON = 64 << 20
+
+// Batch runs steps in order in the workspace's kennel in one exec (fetch-shim
+// batch): the first failing step without AllowFail ends it. It returns one
+// result per step that ran; a step that failed is not an error here (see
+// StepResult.Err). A kennel image whose shim has no batch command gets the
+// steps one exec each, with the same meaning.
+func (g *Git) Batch(ctx context.Context, workspace string, steps []Step) ([]StepResult, error) {
+	prog := shim.Batch{}
+	for i, s := range steps {
+		argv := s.Argv
+		if len(argv) == 0 {
+			argv = append(append([]string{"git"}, Hardening...), s.Args...)
+		}
+		for _, kv := range s.Env {
+			k, _, _ := strings.Cut(kv, "=")
+			if !slices.Contains(extraEnv, k) {
+				return nil, fmt.Errorf("git batch: step %d: variable %s is not allowed", i, k)
+			}
+		}
+		prog.Steps = append(prog.Steps, shim.BatchStep{Argv: argv, Env: s.Env, Dir: s.Dir, AllowFail: s.AllowFail, Capture: s.Capture})
+	}
+	in, err := json.Marshal(prog)
+	if err != nil {
+		return nil, fmt.Errorf("git batch: %w", err)
+	}
+	var out limited
+	out.max = maxBatchJSON
+	res, err := g.exec.Exec(ctx, kennel.ExecSpec{
+		Workspace: workspace,
+		Argv:      shim.BatchArgv(),
+		Env:       slices.Clone(Env),
+		Timeout:   batchTimeout,
+		Stdin:     bytes.NewReader(in),
+		Stdout:    &out,
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("git batch: %w", err)
+	}
+	if res.ExitCode == shim.ExitUsage && strings.Contains(string(res.StderrTail), "unknown command") {
+		return g.stepByStep(ctx, workspace, steps)
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("git batch: exit code %d: %s", res.ExitCode, strings.TrimSpace(string(res.StderrTail)))
+	}
+	if out.cut {
+		return nil, fmt.Errorf("git batch: output over %d bytes", maxBatchJSON)
+	}
+	var br shim.BatchResult
+	if err := json.Unmarshal(out.buf.Bytes(), &br); err != nil {
+		return nil, fmt.Errorf("git batch: read the results: %w", err)
+	}
+	if len(br.Steps) == 0 || len(br.Steps) > len(steps) {
+		return nil, fmt.Errorf("git batch: %d results for %d steps", len(br.Steps), len(steps))
+	}
+	results := make([]StepResult, len(br.Steps))
+	for i, r := range br.Steps {
+		results[i] = StepResult{Exit: r.Exit, Stdout: r.Stdout, Truncated: r.Truncated, Stderr: r.Stderr, args: stepArgs(steps[i])}
+	}
+	return results, nil
+}
+
+func stepArgs(s Step) []string {
+	if len(s.Argv) > 0 {
+		return s.Argv
+	}
+	return s.Args
+}
+
+var captureRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// stepByStep runs a batch one exec per step, for a shim without batch.
+func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([]StepResult, error) {
+	vars := map[string]string{}
+	expand := func(ss []string) []string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = captureRef.ReplaceAllStringFunc(s, func(m string) string { return vars[m[2:len(m)-1]] })
+		}
+		return out
+	}
+	var results []StepResult
+	for _, s := range steps {
+		var r StepResult
+		if len(s.Argv) > 0 {
+			argv := expand(s.Argv)
+			var stdout strings.Builder
+			res, err := g.exec.Exec(ctx, kennel.ExecSpec{Workspace: workspace, Dir: s.Dir, Argv: argv, Env: slices.Clone(Env), Timeout: DefaultTimeout}, func(st kennel.Stream, line []byte) {
+				if st == kennel.Stdout && stdout.Len() < DefaultMaxOutput {
+					stdout.Write(line)
+					stdout.WriteByte('\n')
+				}
+			})
+			if err != nil {
+				return results, fmt.Errorf("git batch: %w", err)
+			}
+			r = StepResult{Exit: res.ExitCode, Stdout: stdout.String(), Stderr: string(res.StderrTail), args: argv}
+		} else {
+			args := expand(s.Args)
+			out, err := g.Run(ctx, Cmd{Workspace: workspace, Dir: s.Dir, Args: args, Env: expand(s.Env)})
+			r = StepResult{Stdout: out.Stdout, Truncated: out.Truncated, args: args}
+			if ge, ok := err.(*GitError); ok {
+				r.Exit, r.Stderr = ge.ExitCode, ge.Stderr
+			} else if err != nil {
+				return results, err
+			}
+		}
+		if s.Capture != "" {
+			line, _, _ := strings.Cut(strings.TrimSpace(r.Stdout), "\n")
+			vars[s.Capture] = line
+		}
+		results = append(results, r)
+		if r.Exit != 0 && !s.AllowFail {
+			break
+		}
+	}
+	return results, nil
+}
+
+// limited keeps the first max bytes written and notes a cut.
+type limited struct {
+	buf bytes.Buffer
+	max int
+	cut bool
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room < len(p) {
+		l.buf.Write(p[:max(room, 0)])
+		l.cut = true
+		return len(p), nil
+	}
+	return l.buf.Write(p)
+}
+
+// ExcludeStep is the batch step that adds pattern to the repository's
+// info/exclude unless it is there; file is the exclude file's path (a
+// capture of `git rev-parse --git-path info/exclude` run in the same
+// directory, relative to it).
+func ExcludeStep(dir, file, pattern string) Step {
+	return Step{Argv: []string{"sh", "-c", appendLine, "sh", file, pattern}, Dir: dir}
+}
