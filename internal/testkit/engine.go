@@ -102,9 +102,9 @@ type Engine struct {
 	mu sync.Mutex
 }
 
-// shared is the engine that RemoteEngine hands out, with the number of tests
-// holding it. Test helpers are the one place that keeps package state: the
-// engine outlives each test that uses it.
+// shared is the engine that RemoteEngine hands out, with the number of
+// holders (tests, and a TestMain's HoldRemoteEngine). Test helpers are the
+// one place that keeps package state: the engine outlives each test.
 var shared struct {
 	mu   sync.Mutex
 	eng  *Engine
@@ -112,18 +112,20 @@ var shared struct {
 }
 
 // RemoteEngine returns the remote engine shared by the tests of this test
-// binary that run at the same time: the first caller starts it, and the
-// cleanup of the last one holding it removes its container and volume (a
-// later caller starts a new one). Tests must not Stop it; they use
-// NewRemoteEngine for an engine of their own. Skips without Docker, except
-// under CI=true (RequireDocker).
+// binary: the first caller starts it, and when the last holder lets go its
+// container and volume are removed (a later caller starts a new one). A
+// test holds it until its cleanup; to keep one engine, and the images loaded
+// into it, across all of a package's tests, hold it in TestMain with
+// HoldRemoteEngine. Tests must not Stop it; they use NewRemoteEngine for an
+// engine of their own. Skips without Docker, except under CI=true
+// (RequireDocker).
 func RemoteEngine(t testing.TB) *Engine {
 	t.Helper()
 	RequireDocker(t)
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.eng == nil {
-		// Not t's client: the engine outlives t.
+		// Not t's client: the engine may outlive t.
 		c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 		if err != nil {
 			t.Fatalf("testkit: docker client: %v", err)
@@ -137,21 +139,45 @@ func RemoteEngine(t testing.TB) *Engine {
 		shared.eng = e
 	}
 	shared.refs++
-	e := shared.eng
 	t.Cleanup(func() {
-		shared.mu.Lock()
-		defer shared.mu.Unlock()
-		shared.refs--
-		if shared.refs > 0 {
-			return
+		if err := releaseShared(); err != nil {
+			t.Errorf("testkit: %v", err)
 		}
-		shared.eng = nil
-		if err := e.remove(); err != nil {
-			t.Errorf("testkit: remove remote engine: %v", err)
-		}
-		e.local.Close()
 	})
-	return e
+	return shared.eng
+}
+
+// HoldRemoteEngine keeps the engine RemoteEngine hands out from being
+// removed between tests, until release is called; it starts nothing. For
+// TestMain:
+//
+//	release := testkit.HoldRemoteEngine()
+//	code := m.Run()
+//	if err := release(); err != nil { … code = 1 }
+//	os.Exit(code)
+func HoldRemoteEngine() (release func() error) {
+	shared.mu.Lock()
+	shared.refs++
+	shared.mu.Unlock()
+	return sync.OnceValue(releaseShared)
+}
+
+// releaseShared lets go of one hold on the shared engine and removes it when
+// that was the last.
+func releaseShared() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	shared.refs--
+	if shared.refs > 0 || shared.eng == nil {
+		return nil
+	}
+	e := shared.eng
+	shared.eng = nil
+	defer e.local.Close()
+	if err := e.remove(); err != nil {
+		return fmt.Errorf("remove remote engine: %w", err)
+	}
+	return nil
 }
 
 // NewRemoteEngine starts a remote engine of t's own, removed (container and
@@ -215,9 +241,11 @@ func (e *Engine) Start(t testing.TB) {
 	if err := e.local.ContainerStart(ctx, e.ID, container.StartOptions{}); err != nil {
 		t.Fatalf("testkit: start remote engine: %v", err)
 	}
+	begin := time.Now()
 	if err := e.waitReady(ctx); err != nil {
 		t.Fatalf("testkit: start remote engine: %v", err)
 	}
+	t.Logf("testkit: remote engine %.12s up again in %s", e.ID, time.Since(begin).Round(time.Millisecond))
 }
 
 // LoadImage copies an image from the local engine into the remote one
@@ -293,9 +321,11 @@ func startEngine(t testing.TB, local *client.Client) (*Engine, error) {
 	// stop: one another process takes in between fails the start, and a new
 	// pair is tried.
 	const attempts = 3
+	begin := time.Now()
 	for i := 1; ; i++ {
 		err = e.create(files)
 		if err == nil {
+			t.Logf("testkit: remote engine %.12s up in %s: %s, %s", e.ID, time.Since(begin).Round(time.Millisecond), e.Host, e.SSHURL)
 			return e, nil
 		}
 		if rmErr := e.removeContainer(); rmErr != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +23,18 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
+
+// TestMain holds the shared remote engine across the package's tests, so it
+// starts once and its loaded images stay; nothing is left behind after.
+func TestMain(m *testing.M) {
+	release := HoldRemoteEngine()
+	code := m.Run()
+	if err := release(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 func TestRemoteEngineTLSRunsALoadedImage(t *testing.T) {
 	t.Parallel()
