@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -51,6 +52,8 @@ const (
 	engineLabel     = "fetch.testkit.remote-engine"
 	enginePIDLabel  = "fetch.testkit.remote-engine.pid"
 	engineHostLabel = "fetch.testkit.remote-engine.host"
+	// engineDirLabel is the directory with the engine's keys on this host.
+	engineDirLabel = "fetch.testkit.remote-engine.dir"
 	// engineScriptLabel carries the hash of the script that built the image
 	// (set by scripts/remote-engine.sh).
 	engineScriptLabel = "fetch.remote-engine.script"
@@ -374,6 +377,7 @@ func (e *Engine) create(files []ImageFile) error {
 		engineLabel:     "1",
 		enginePIDLabel:  strconv.Itoa(os.Getpid()),
 		engineHostLabel: hostname,
+		engineDirLabel:  e.CertPath,
 	}
 	name := "fetch-remote-engine-" + randomHex(6)
 	vol, err := e.local.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels})
@@ -562,6 +566,9 @@ func reapEngines(local *client.Client) {
 		for _, c := range list {
 			if orphan(c.Labels) {
 				local.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+				if dir := c.Labels[engineDirLabel]; strings.HasPrefix(filepath.Base(dir), "fetch-remote-engine-") {
+					os.RemoveAll(dir)
+				}
 			}
 		}
 	}
