@@ -1,0 +1,791 @@
+package testkit
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/docker/go-connections/nat"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// RemoteEngineImage is the image of the remote engine;
+// scripts/remote-engine.sh builds it from Debian packages when it is missing
+// or was built by another version of the script.
+const RemoteEngineImage = "fetch-remote-engine:bookworm"
+
+// Labels on the remote engine's container and volume; the pid and host say
+// which test process owns them, so a later run removes what a killed one left.
+const (
+	engineLabel     = "fetch.testkit.remote-engine"
+	enginePIDLabel  = "fetch.testkit.remote-engine.pid"
+	engineHostLabel = "fetch.testkit.remote-engine.host"
+	// engineDirLabel is the directory with the engine's keys on this host.
+	engineDirLabel = "fetch.testkit.remote-engine.dir"
+	// engineScriptLabel carries the hash of the script that built the image
+	// (set by scripts/remote-engine.sh).
+	engineScriptLabel = "fetch.remote-engine.script"
+)
+
+const (
+	// engineStartTimeout bounds the wait for dockerd and sshd to answer.
+	engineStartTimeout = 90 * time.Second
+	// engineStopTimeout is the grace the container gets on stop: dockerd
+	// stops its own containers first (its shutdown timeout is 15s).
+	engineStopTimeout = 30
+	// engineOpTimeout bounds one call to the local engine.
+	engineOpTimeout = 60 * time.Second
+	// engineUser is the SSH user, in the docker group.
+	engineUser = "fetch"
+	// engineConfDir is where the container's entrypoint finds its keys.
+	engineConfDir = "/etc/fetch-engine"
+)
+
+// Engine is a second, real Docker engine for tests: dockerd and sshd in a
+// container on the local engine (capabilities instead of --privileged,
+// /var/lib/docker on a named volume), reachable on 127.0.0.1 over TLS
+// (--tlsverify, certificates made for the test) and over SSH (user fetch,
+// key only). Its ports stay the same across Stop and Start.
+type Engine struct {
+	// ID is the engine container's id on the local engine.
+	ID string
+	// Host is dockerd's TLS endpoint, tcp://127.0.0.1:PORT (DOCKER_HOST).
+	Host string
+	// CertPath is a directory with ca.pem, cert.pem and key.pem, the client's
+	// TLS material (DOCKER_CERT_PATH).
+	CertPath string
+	// SSHURL is ssh://fetch@127.0.0.1:PORT; the user may use the engine's
+	// unix socket /var/run/docker.sock.
+	SSHURL string
+	// SSHAddr is the SSH server's host:port.
+	SSHAddr string
+	// SSHKey is the path of the user's private key (OpenSSH format, 0600).
+	SSHKey string
+	// KnownHosts is the path of a known_hosts file holding the engine's
+	// host key for SSHAddr.
+	KnownHosts string
+
+	local  *client.Client
+	volume string
+	shared bool
+
+	// mu serializes Stop and Start.
+	mu sync.Mutex
+}
+
+// shared is the engine that RemoteEngine hands out, with the number of
+// holders (tests, and a TestMain's HoldRemoteEngine). Test helpers are the
+// one place that keeps package state: the engine outlives each test.
+var shared struct {
+	mu   sync.Mutex
+	eng  *Engine
+	refs int
+}
+
+// RemoteEngine returns the remote engine shared by the tests of this test
+// binary: the first caller starts it, and when the last holder lets go its
+// container and volume are removed (a later caller starts a new one). A
+// test holds it until its cleanup; to keep one engine, and the images loaded
+// into it, across all of a package's tests, hold it in TestMain with
+// HoldRemoteEngine. Tests must not Stop it; they use NewRemoteEngine for an
+// engine of their own. Skips without Docker, except under CI=true
+// (RequireDocker).
+func RemoteEngine(t testing.TB) *Engine {
+	t.Helper()
+	RequireDocker(t)
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.eng == nil {
+		// Not t's client: the engine may outlive t.
+		c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+		if err != nil {
+			t.Fatalf("testkit: docker client: %v", err)
+		}
+		e, err := startEngine(t, c)
+		if err != nil {
+			c.Close()
+			t.Fatalf("testkit: remote engine: %v", err)
+		}
+		e.shared = true
+		shared.eng = e
+	}
+	shared.refs++
+	t.Cleanup(func() {
+		if err := releaseShared(); err != nil {
+			t.Errorf("testkit: %v", err)
+		}
+	})
+	return shared.eng
+}
+
+// HoldRemoteEngine keeps the engine RemoteEngine hands out from being
+// removed between tests, until release is called; it starts nothing. For
+// TestMain:
+//
+//	release := testkit.HoldRemoteEngine()
+//	code := m.Run()
+//	if err := release(); err != nil { … code = 1 }
+//	os.Exit(code)
+func HoldRemoteEngine() (release func() error) {
+	shared.mu.Lock()
+	shared.refs++
+	shared.mu.Unlock()
+	return sync.OnceValue(releaseShared)
+}
+
+// releaseShared lets go of one hold on the shared engine and removes it when
+// that was the last.
+func releaseShared() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	shared.refs--
+	if shared.refs > 0 || shared.eng == nil {
+		return nil
+	}
+	e := shared.eng
+	shared.eng = nil
+	defer e.local.Close()
+	if err := e.remove(); err != nil {
+		return fmt.Errorf("remove remote engine: %w", err)
+	}
+	return nil
+}
+
+// NewRemoteEngine starts a remote engine of t's own, removed (container and
+// volume) when t ends. Use it to Stop and Start an engine.
+func NewRemoteEngine(t testing.TB) *Engine {
+	t.Helper()
+	local := RequireDocker(t)
+	e, err := startEngine(t, local)
+	if err != nil {
+		t.Fatalf("testkit: remote engine: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.remove(); err != nil {
+			t.Errorf("testkit: remove remote engine: %v", err)
+		}
+	})
+	return e
+}
+
+// Client returns a Docker client for the engine over TLS, closed when t ends.
+func (e *Engine) Client(t testing.TB) *client.Client {
+	t.Helper()
+	c, err := e.client()
+	if err != nil {
+		t.Fatalf("testkit: remote engine client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Env is the environment that points the docker CLI at the engine over TLS.
+func (e *Engine) Env() []string {
+	return []string{"DOCKER_HOST=" + e.Host, "DOCKER_TLS_VERIFY=1", "DOCKER_CERT_PATH=" + e.CertPath}
+}
+
+// Stop stops the engine's container, keeping its volume (images, containers),
+// as an engine that goes away. Stopping a stopped engine does nothing.
+func (e *Engine) Stop(t testing.TB) {
+	t.Helper()
+	if e.shared {
+		t.Fatal("testkit: Stop on the shared remote engine; use NewRemoteEngine")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+	defer cancel()
+	timeout := engineStopTimeout
+	if err := e.local.ContainerStop(ctx, e.ID, container.StopOptions{Timeout: &timeout}); err != nil {
+		t.Fatalf("testkit: stop remote engine: %v", err)
+	}
+}
+
+// Start starts a stopped engine again, on the same ports with the same
+// keys, and waits until it answers.
+func (e *Engine) Start(t testing.TB) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), engineStartTimeout)
+	defer cancel()
+	if err := e.local.ContainerStart(ctx, e.ID, container.StartOptions{}); err != nil {
+		t.Fatalf("testkit: start remote engine: %v", err)
+	}
+	begin := time.Now()
+	if err := e.waitReady(ctx); err != nil {
+		t.Fatalf("testkit: start remote engine: %v", err)
+	}
+	t.Logf("testkit: remote engine %.12s up again in %s", e.ID, time.Since(begin).Round(time.Millisecond))
+}
+
+// LoadImage copies an image from the local engine into the remote one
+// (ImageSave streamed into ImageLoad); an image the remote already has is
+// left alone.
+func (e *Engine) LoadImage(t testing.TB, ref string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	remote, err := e.client()
+	if err != nil {
+		t.Fatalf("testkit: load image %s: %v", ref, err)
+	}
+	defer remote.Close()
+	info, err := e.local.ImageInspect(ctx, ref)
+	if err != nil {
+		t.Fatalf("testkit: load image %s: %v", ref, err)
+	}
+	if have, err := remote.ImageInspect(ctx, ref); err == nil && have.ID == info.ID {
+		return
+	} else if err != nil && !cerrdefs.IsNotFound(err) {
+		t.Fatalf("testkit: load image %s: %v", ref, err)
+	}
+	saved, err := e.local.ImageSave(ctx, []string{ref})
+	if err != nil {
+		t.Fatalf("testkit: load image %s: save: %v", ref, err)
+	}
+	defer saved.Close()
+	resp, err := remote.ImageLoad(ctx, saved, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		t.Fatalf("testkit: load image %s: %v", ref, err)
+	}
+	defer resp.Body.Close()
+	if err := readJSONMessages(resp.Body); err != nil {
+		t.Fatalf("testkit: load image %s: %v", ref, err)
+	}
+}
+
+func (e *Engine) client() (*client.Client, error) {
+	return client.NewClientWithOpts(
+		client.WithHost(e.Host),
+		client.WithTLSClientConfig(
+			filepath.Join(e.CertPath, "ca.pem"),
+			filepath.Join(e.CertPath, "cert.pem"),
+			filepath.Join(e.CertPath, "key.pem")),
+		client.WithAPIVersionNegotiation())
+}
+
+// startEngine creates and starts an engine container on local, with its keys
+// in a new directory of its own (removed with the engine).
+func startEngine(t testing.TB, local *client.Client) (*Engine, error) {
+	t.Helper()
+	if err := remoteEngineImage(t, local); err != nil {
+		return nil, err
+	}
+	reapEngines(local)
+	dir, err := os.MkdirTemp("", "fetch-remote-engine-")
+	if err != nil {
+		return nil, err
+	}
+	files, err := engineKeys(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	e := &Engine{
+		CertPath:   dir,
+		SSHKey:     filepath.Join(dir, "id_ed25519"),
+		KnownHosts: filepath.Join(dir, "known_hosts"),
+		local:      local,
+	}
+	// The ports are chosen here, not by the engine, so that they survive a
+	// stop: one another process takes in between fails the start, and a new
+	// pair is tried.
+	const attempts = 3
+	begin := time.Now()
+	for i := 1; ; i++ {
+		err = e.create(files)
+		if err == nil {
+			t.Logf("testkit: remote engine %.12s up in %s: %s, %s", e.ID, time.Since(begin).Round(time.Millisecond), e.Host, e.SSHURL)
+			return e, nil
+		}
+		if rmErr := e.removeContainer(); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
+		e.ID, e.volume = "", ""
+		if i == attempts {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		t.Logf("testkit: remote engine: %v; trying again", err)
+	}
+}
+
+// create makes the volume and the container, copies the keys in, starts it
+// and waits until dockerd and sshd answer.
+func (e *Engine) create(files []ImageFile) error {
+	ctx, cancel := context.WithTimeout(context.Background(), engineStartTimeout)
+	defer cancel()
+	tcpPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	sshPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	e.Host = "tcp://127.0.0.1:" + tcpPort
+	e.SSHAddr = "127.0.0.1:" + sshPort
+	e.SSHURL = "ssh://" + engineUser + "@" + e.SSHAddr
+	hostKey, err := os.ReadFile(filepath.Join(e.CertPath, "ssh_host_key.pub"))
+	if err != nil {
+		return err
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(hostKey)
+	if err != nil {
+		return err
+	}
+	line := knownhosts.Line([]string{knownhosts.Normalize(e.SSHAddr)}, pub) + "\n"
+	if err := os.WriteFile(e.KnownHosts, []byte(line), 0o600); err != nil {
+		return err
+	}
+
+	hostname, _ := os.Hostname()
+	labels := map[string]string{
+		engineLabel:     "1",
+		enginePIDLabel:  strconv.Itoa(os.Getpid()),
+		engineHostLabel: hostname,
+		engineDirLabel:  e.CertPath,
+	}
+	name := "fetch-remote-engine-" + randomHex(6)
+	vol, err := e.local.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels})
+	if err != nil {
+		return fmt.Errorf("create volume: %w", err)
+	}
+	e.volume = vol.Name
+	bind := func(port string) []nat.PortBinding { return []nat.PortBinding{{HostIP: "127.0.0.1", HostPort: port}} }
+	stop := engineStopTimeout
+	created, err := e.local.ContainerCreate(ctx,
+		&container.Config{
+			Image:        RemoteEngineImage,
+			Hostname:     "remote-engine",
+			Cmd:          []string{"--log-level=warn"},
+			Labels:       labels,
+			ExposedPorts: nat.PortSet{"2376/tcp": {}, "22/tcp": {}},
+			StopTimeout:  &stop,
+		},
+		&container.HostConfig{
+			// What works without --privileged (which these machines refuse):
+			// every capability but SYS_RESOURCE, no seccomp or AppArmor
+			// profile, no masked or read-only /proc paths; the entrypoint
+			// remounts the cgroup hierarchies read-write.
+			CapAdd:        []string{"ALL"},
+			CapDrop:       []string{"SYS_RESOURCE"},
+			SecurityOpt:   []string{"seccomp=unconfined", "apparmor=unconfined"},
+			MaskedPaths:   []string{},
+			ReadonlyPaths: []string{},
+			Mounts:        []mount.Mount{{Type: mount.TypeVolume, Source: e.volume, Target: "/var/lib/docker"}},
+			PortBindings:  nat.PortMap{"2376/tcp": bind(tcpPort), "22/tcp": bind(sshPort)},
+		}, nil, nil, name)
+	if err != nil {
+		return fmt.Errorf("create container: %w", err)
+	}
+	e.ID = created.ID
+	archive, err := tarFiles(files)
+	if err != nil {
+		return err
+	}
+	if err := e.local.CopyToContainer(ctx, e.ID, engineConfDir, archive, container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("copy keys: %w", err)
+	}
+	if err := e.local.ContainerStart(ctx, e.ID, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	return e.waitReady(ctx)
+}
+
+// waitReady waits until dockerd answers a ping over TLS and sshd lets the
+// user in, or the container exits (then its log says why).
+func (e *Engine) waitReady(ctx context.Context) error {
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cfg, err := e.sshConfig()
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not ready: %w (last: %v)\n%s", ctx.Err(), last, e.logTail())
+		case <-tick.C:
+		}
+		info, err := e.local.ContainerInspect(ctx, e.ID)
+		if err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+		if !info.State.Running {
+			return fmt.Errorf("engine container exited (%d)\n%s", info.State.ExitCode, e.logTail())
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, last = c.Ping(pctx)
+		cancel()
+		if last != nil {
+			continue
+		}
+		if last = sshPing(e.SSHAddr, cfg); last == nil {
+			return nil
+		}
+	}
+}
+
+// sshConfig is a client configuration for the engine's sshd: the user key,
+// the host key checked against KnownHosts.
+func (e *Engine) sshConfig() (*ssh.ClientConfig, error) {
+	keyPEM, err := os.ReadFile(e.SSHKey)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := ssh.ParsePrivateKey(keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	check, err := knownhosts.New(e.KnownHosts)
+	if err != nil {
+		return nil, err
+	}
+	return &ssh.ClientConfig{
+		User:            engineUser,
+		Auth:            []ssh.AuthMethod{ssh.PublicKeys(signer)},
+		HostKeyCallback: check,
+		Timeout:         2 * time.Second,
+	}, nil
+}
+
+func sshPing(addr string, cfg *ssh.ClientConfig) error {
+	c, err := ssh.Dial("tcp", addr, cfg)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// logTail is the end of the engine container's output, for error messages.
+func (e *Engine) logTail() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := e.local.ContainerLogs(ctx, e.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "40"})
+	if err != nil {
+		return "no log: " + err.Error()
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
+		fmt.Fprintf(&out, "(log: %v)", err)
+	}
+	return out.String()
+}
+
+// remove removes the engine's container, its volume and its keys; what is
+// already gone is no error.
+func (e *Engine) remove() error {
+	err := e.removeContainer()
+	if e.CertPath != "" {
+		err = errors.Join(err, os.RemoveAll(e.CertPath))
+	}
+	return err
+}
+
+// removeContainer removes the engine's container and its volume.
+func (e *Engine) removeContainer() error {
+	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+	defer cancel()
+	var errs []error
+	if e.ID != "" {
+		err := e.local.ContainerRemove(ctx, e.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove container: %w", err))
+		}
+	}
+	if e.volume != "" {
+		err := e.local.VolumeRemove(ctx, e.volume, true)
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove volume: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reapEngines removes the engine containers and volumes that a test process
+// of this host left behind when it was killed (its pid is gone). Failures
+// are ignored: this is housekeeping.
+func reapEngines(local *client.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+	defer cancel()
+	hostname, _ := os.Hostname()
+	orphan := func(labels map[string]string) bool {
+		if labels[engineHostLabel] != hostname {
+			return false
+		}
+		pid, err := strconv.Atoi(labels[enginePIDLabel])
+		if err != nil || pid <= 0 {
+			return false
+		}
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+	f := filters.NewArgs(filters.Arg("label", engineLabel))
+	list, err := local.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err == nil {
+		for _, c := range list {
+			if orphan(c.Labels) {
+				local.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+				if dir := c.Labels[engineDirLabel]; strings.HasPrefix(filepath.Base(dir), "fetch-remote-engine-") {
+					os.RemoveAll(dir)
+				}
+			}
+		}
+	}
+	vols, err := local.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err == nil {
+		for _, v := range vols.Volumes {
+			if orphan(v.Labels) {
+				local.VolumeRemove(ctx, v.Name, true)
+			}
+		}
+	}
+}
+
+// remoteEngineImage makes sure RemoteEngineImage exists and was built by the
+// current scripts/remote-engine.sh (the script labels the image with its
+// hash), running the script otherwise.
+func remoteEngineImage(t testing.TB, local *client.Client) error {
+	t.Helper()
+	script := filepath.Join(repoRoot(t), "scripts", "remote-engine.sh")
+	b, err := os.ReadFile(script)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
+	want := hex.EncodeToString(sum[:])[:16]
+	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+	defer cancel()
+	info, err := local.ImageInspect(ctx, RemoteEngineImage)
+	if err == nil && info.Config != nil && info.Config.Labels[engineScriptLabel] == want {
+		return nil
+	}
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("inspect %s: %w", RemoteEngineImage, err)
+	}
+	t.Logf("testkit: %s missing or outdated; running scripts/remote-engine.sh", RemoteEngineImage)
+	cmd := exec.Command("bash", script, RemoteEngineImage)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("scripts/remote-engine.sh: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// engineKeys writes the client's side of the keys into dir (ca.pem, cert.pem,
+// key.pem; id_ed25519; ssh_host_key.pub) and returns the files that go into
+// the engine container's engineConfDir.
+func engineKeys(dir string) ([]ImageFile, error) {
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "fetch test remote engine CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	leaf := func(cn string, usage x509.ExtKeyUsage, server bool) (certPEM, keyPEM []byte, err error) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, nil, err
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: serial(),
+			Subject:      pkix.Name{CommonName: cn},
+			NotBefore:    now.Add(-time.Hour),
+			NotAfter:     now.Add(24 * time.Hour),
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		}
+		if server {
+			tmpl.DNSNames = []string{"localhost"}
+			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), nil
+	}
+	serverCert, serverKey, err := leaf("localhost", x509.ExtKeyUsageServerAuth, true)
+	if err != nil {
+		return nil, err
+	}
+	clientCert, clientKey, err := leaf("fetch test client", x509.ExtKeyUsageClientAuth, false)
+	if err != nil {
+		return nil, err
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+
+	sshKey := func(comment string) (priv []byte, pub ssh.PublicKey, err error) {
+		_, key, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, nil, err
+		}
+		block, err := ssh.MarshalPrivateKey(key, comment)
+		if err != nil {
+			return nil, nil, err
+		}
+		pub, err = ssh.NewPublicKey(key.Public())
+		if err != nil {
+			return nil, nil, err
+		}
+		return pem.EncodeToMemory(block), pub, nil
+	}
+	hostPriv, hostPub, err := sshKey("fetch test remote engine")
+	if err != nil {
+		return nil, err
+	}
+	userPriv, userPub, err := sshKey("fetch test user")
+	if err != nil {
+		return nil, err
+	}
+
+	local := []ImageFile{
+		{Path: "ca.pem", Mode: 0o644, Data: caPEM},
+		{Path: "cert.pem", Mode: 0o644, Data: clientCert},
+		{Path: "key.pem", Mode: 0o600, Data: clientKey},
+		{Path: "id_ed25519", Mode: 0o600, Data: userPriv},
+		{Path: "id_ed25519.pub", Mode: 0o644, Data: ssh.MarshalAuthorizedKey(userPub)},
+		{Path: "ssh_host_key.pub", Mode: 0o644, Data: ssh.MarshalAuthorizedKey(hostPub)},
+	}
+	for _, f := range local {
+		if err := os.WriteFile(filepath.Join(dir, f.Path), f.Data, f.Mode); err != nil {
+			return nil, err
+		}
+	}
+	return []ImageFile{
+		{Path: "ca.pem", Mode: 0o644, Data: caPEM},
+		{Path: "server-cert.pem", Mode: 0o644, Data: serverCert},
+		{Path: "server-key.pem", Mode: 0o600, Data: serverKey},
+		{Path: "ssh_host_key", Mode: 0o600, Data: hostPriv},
+		{Path: "authorized_keys", Mode: 0o644, Data: ssh.MarshalAuthorizedKey(userPub)},
+	}, nil
+}
+
+// tarFiles is a tar of files owned by root, with their modes.
+func tarFiles(files []ImageFile) (io.Reader, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		hdr := &tar.Header{Name: f.Path, Mode: int64(f.Mode.Perm()), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return &buf, nil
+}
+
+// readJSONMessages reads a stream of Docker JSON messages to the end and
+// returns the error one of them reports.
+func readJSONMessages(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		var msg struct {
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if msg.Error != "" {
+			return errors.New(msg.Error)
+		}
+		if msg.ErrorDetail.Message != "" {
+			return errors.New(msg.ErrorDetail.Message)
+		}
+	}
+}
+
+// freePort is a port on 127.0.0.1 that was free a moment ago.
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	return port, err
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		panic(err) // crypto/rand does not fail
+	}
+	return n
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
