@@ -146,7 +146,16 @@ func (e *Engine) shipAtEnd(ctx context.Context, t *Task) State {
 	if e.cfg.Shipper == nil || !e.cfg.ShipOnSuccess || t.Mode != Work || len(t.Commits) == 0 {
 		return Succeeded
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shipTimeout)
+	// Bounded, and given up when the engine closes (the task then stays
+	// succeeded, not shipped: "/pr ship" tries again); a stop of the run
+	// that just ended does not reach it.
+	e.mu.Lock()
+	base := e.ctx
+	e.mu.Unlock()
+	if base == nil {
+		base = context.WithoutCancel(ctx)
+	}
+	ctx, cancel := context.WithTimeout(base, shipTimeout)
 	defer cancel()
 	w := e.shipWork(*t)
 	w.AutoMerge = e.autoMerge(ctx, *t)
@@ -438,11 +447,13 @@ func (e *Engine) prEnded(ctx context.Context, t Task) (Task, error) {
 	return t, nil
 }
 
-// openPRs lists the tasks whose pull request is open, or ended with their
-// worktree still there.
+// openPRs lists the ended tasks whose pull request is open, or ended with
+// their worktree still there. A task running again (a resolve, a review)
+// is looked at once it ends.
 func (e *Engine) openPRs(ctx context.Context) ([]Task, error) {
 	rows, err := e.db.QueryContext(ctx, "SELECT "+taskColumns+" FROM "+tasksTable+
-		" WHERE pr_state = 'open' OR (pr_state IN ('merged', 'closed') AND worktree != '') ORDER BY created_at LIMIT 200")
+		" WHERE (pr_state = 'open' OR (pr_state IN ('merged', 'closed') AND worktree != ''))"+
+		" AND state NOT IN ('queued', 'running', 'waiting_input') ORDER BY created_at LIMIT 200")
 	if err != nil {
 		return nil, err
 	}
