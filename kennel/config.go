@@ -56,6 +56,11 @@ type Config struct {
 	// MaxLine is the longest line handed to a LineHandler; longer lines are
 	// split.
 	MaxLine int
+	// Volumes keeps each workspace in a named volume on the engine, mounted
+	// at the workspace's path, instead of binding the host directory of
+	// that path: for an engine on another machine, which shares no path
+	// with Fetch. The volume outlives the container (RemoveVolume).
+	Volumes bool
 }
 
 var instancePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$`)

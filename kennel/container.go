@@ -206,6 +206,11 @@ func stateOf(info container.InspectResponse) string {
 
 // create creates and starts the workspace's container.
 func (k *Kennel) create(ctx context.Context, name string, w wantedContainer) (string, error) {
+	if k.cfg.Volumes {
+		if err := k.prepareVolume(ctx, w.config.Labels[LabelWorkspace]); err != nil {
+			return "", err
+		}
+	}
 	resp, err := k.docker.ContainerCreate(ctx, w.config, w.host, &network.NetworkingConfig{}, nil, name)
 	if cerrdefs.IsConflict(err) {
 		return "", err
@@ -246,11 +251,7 @@ func (k *Kennel) containerConfig(workspace string) (*container.Config, *containe
 			"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", k.cfg.TmpSize),
 			Home:   fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,uid=%d,gid=%d,mode=0700", k.cfg.HomeSize, uid, gid),
 		},
-		Mounts: []mount.Mount{{
-			Type:   mount.TypeBind,
-			Source: workspace,
-			Target: workspace,
-		}},
+		Mounts: []mount.Mount{k.workspaceMount(workspace)},
 		Resources: container.Resources{
 			Memory:     k.cfg.Memory,
 			MemorySwap: k.cfg.Memory, // no swap beyond the limit
