@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"identity":        {},
 	"internal/llm":    {},
 	// workspace runs its git through gitrun, hence (through it) in the kennel.
-	"internal/workspace": {"internal/store", "internal/gitrun"},
+	"internal/workspace": {"internal/store", "internal/gitrun", "kennel"},
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed.
 	"internal/task":  {"harness", "kennel", "kennel/shim", "internal/gitrun", "internal/store", "internal/workspace", "internal/redact", "internal/ship"},

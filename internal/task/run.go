@@ -349,8 +349,12 @@ func reasonOr(reason, def string) string {
 // workspace's kennel (package workspace).
 func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 	wt := t.worktree()
-	if _, err := os.Stat(wt.Path); err != nil {
-		return fmt.Errorf("worktree: %w", err)
+	if e.cfg.Workspaces.Local(ctx, t.Workspace) {
+		// On another engine the worktree is in its kennel only; Record
+		// fails there when it is gone.
+		if _, err := os.Stat(wt.Path); err != nil {
+			return fmt.Errorf("worktree: %w", err)
+		}
 	}
 	msg := e.store.Scrub(redact.StripControl(fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)))
 	d, committed, err := e.cfg.Workspaces.Record(ctx, wt, msg, e.forgets.take(t.Workspace)...)

@@ -36,7 +36,7 @@ func (r *Registry) Fingerprint(ctx context.Context, name string) (Fingerprint, e
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("workspace: fingerprint: %w", err)
 	}
-	if !isRepo(p) {
+	if !r.isRepo(ctx, name, p) {
 		return Fingerprint{}, fmt.Errorf("workspace: fingerprint %s: %w", name, ErrNotGit)
 	}
 	var f Fingerprint

@@ -32,6 +32,9 @@ type Info struct {
 	// Problem says why git could not read the repository (in its kennel);
 	// Branch and Dirty are then unknown.
 	Problem string `json:"problem,omitempty"`
+	// Engine is the Docker engine the workspace lives on, when it is not
+	// the local one (FETCH_ENGINES).
+	Engine string `json:"engine,omitempty"`
 }
 
 // Registry is the set of workspaces under one root directory.
@@ -43,6 +46,9 @@ type Registry struct {
 	// kennel is what gitrun runs in; Delete removes a workspace's
 	// container through it.
 	kennel gitrun.Exec
+	// placement keeps workspaces on other engines (Placed); nil: all are
+	// local directories.
+	placement *Placement
 }
 
 // user is a numeric uid and gid.
@@ -105,11 +111,17 @@ func (r *Registry) HasKennel() bool { return r.gitrun != nil }
 func (r *Registry) Root() string { return r.root }
 
 // Path returns the absolute path of the workspace name, which must exist.
+// A workspace on another engine has the same path, in its kennel only.
 func (r *Registry) Path(name string) (string, error) {
 	if err := ValidateName(name); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
 	p := filepath.Join(r.root, name)
+	if e, err := r.engineOf(context.Background(), name); err != nil {
+		return "", err
+	} else if e != "" {
+		return p, nil
+	}
 	fi, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -141,6 +153,14 @@ func (r *Registry) List(ctx context.Context) ([]Info, error) {
 		}
 		out = append(out, r.info(ctx, e.Name()))
 	}
+	remote, err := r.remoteNames(ctx)
+	if err != nil {
+		return out, fmt.Errorf("workspace: list: %w", err)
+	}
+	for _, n := range remote {
+		out = append(out, r.info(ctx, n))
+	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -157,9 +177,15 @@ func (r *Registry) Get(ctx context.Context, name string) (Info, error) {
 // Problem.
 func (r *Registry) info(ctx context.Context, name string) Info {
 	p := filepath.Join(r.root, name)
-	info := Info{Name: name, Path: p, ProjectType: projectType(p)}
-	if !isRepo(p) {
-		return info
+	info := Info{Name: name, Path: p}
+	if e, _ := r.engineOf(ctx, name); e != "" {
+		// Only its kennel sees it; it was made a repository.
+		info.Engine = e
+	} else {
+		info.ProjectType = projectType(p)
+		if !isRepo(p) {
+			return info
+		}
 	}
 	st, err := r.git(ctx, p, p, "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
 	if err != nil {
@@ -276,7 +302,7 @@ func (r *Registry) Create(ctx context.Context, name, template string) (Info, err
 		}
 	}
 	info := r.fresh(ctx, dir, name)
-	if err := r.publish(dir, name); err != nil {
+	if info.Engine, err = r.publish(ctx, dir, name); err != nil {
 		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
 	}
 	r.log.Info("workspace created", "workspace", name, "template", template)
@@ -335,7 +361,7 @@ func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error)
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
 	info := r.fresh(ctx, dir, name)
-	if err := r.publish(dir, name); err != nil {
+	if info.Engine, err = r.publish(ctx, dir, name); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
 	r.log.Info("workspace cloned", "workspace", name, "url", gitrun.RedactURL(rawURL))
@@ -410,14 +436,29 @@ func (r *Registry) staging(name string) (string, error) {
 	return os.MkdirTemp(r.root, ".new-"+name+"-")
 }
 
-// publish moves a built workspace to its place; a name taken meanwhile is
-// ErrExists.
-func (r *Registry) publish(dir, name string) error {
+// publish moves a built workspace to its place: a directory under the root,
+// or, when the placement chooses another engine, a volume there (upload).
+// A name taken meanwhile is ErrExists. It returns the engine ("" local).
+func (r *Registry) publish(ctx context.Context, dir, name string) (string, error) {
 	final := filepath.Join(r.root, name)
 	if _, err := os.Lstat(final); err == nil {
-		return fmt.Errorf("%q: %w", name, ErrExists)
+		return "", fmt.Errorf("%q: %w", name, ErrExists)
 	}
-	return os.Rename(dir, final)
+	if e, err := r.engineOf(ctx, name); err != nil {
+		return "", err
+	} else if e != "" {
+		return "", fmt.Errorf("%q (on engine %s): %w", name, e, ErrExists)
+	}
+	if r.placement != nil && r.placement.choose != nil {
+		engine, err := r.placement.choose(ctx)
+		if err != nil {
+			return "", err
+		}
+		if engine != "" {
+			return engine, r.upload(ctx, dir, name, engine)
+		}
+	}
+	return "", os.Rename(dir, final)
 }
 
 // Delete removes a workspace and everything in it. The agent asks the
@@ -433,6 +474,21 @@ func (r *Registry) Delete(ctx context.Context, name string) error {
 		if err := k.Remove(ctx, p); err != nil {
 			r.log.Warn("remove the workspace's kennel", "workspace", name, "err", err)
 		}
+	}
+	if e, err := r.engineOf(ctx, name); err != nil {
+		return fmt.Errorf("workspace: delete: %w", err)
+	} else if e != "" {
+		// On another engine: its volume is the workspace.
+		if k, ok := r.kennel.(volumeRemover); ok {
+			if err := k.RemoveVolume(ctx, p); err != nil {
+				return fmt.Errorf("workspace: delete %s on engine %s: %w", name, e, err)
+			}
+		}
+		if err := r.placement.unplace(ctx, name); err != nil {
+			return fmt.Errorf("workspace: delete %s: %w", name, err)
+		}
+		r.log.Info("workspace deleted", "workspace", name, "engine", e)
+		return nil
 	}
 	// Move it aside first so that the name is free at once and a partial
 	// removal never looks like a workspace.

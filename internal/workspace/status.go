@@ -48,7 +48,7 @@ func (r *Registry) Status(ctx context.Context, name string) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("workspace: status: %w", err)
 	}
-	if !isRepo(p) {
+	if !r.isRepo(ctx, name, p) {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, ErrNotGit)
 	}
 	out, err := r.git(ctx, p, p, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")

@@ -37,9 +37,14 @@ func newRegistry(t testing.TB) *workspace.Registry {
 	if os.Geteuid() != 0 {
 		t.Skip("the kennel's user must own the workspaces: needs root")
 	}
-	docker := testkit.RequireDocker(t)
+	testkit.RequireDocker(t)
 	img := testkit.KennelImage(t)
 	kennelOnce.Do(func() {
+		docker, err := kennel.NewDockerClient("")
+		if err != nil {
+			panic(err)
+		}
+		sharedDocker = docker
 		k, err := kennel.New(docker, kennel.Config{Image: img, Instance: "workspace-test-" + strconv.Itoa(os.Getpid())}, nil)
 		if err != nil {
 			panic(err)

@@ -44,7 +44,7 @@ func (r *Registry) AddWorktree(ctx context.Context, name, id string, also ...git
 	if err := ValidateName(id); err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree: task id: %w", err)
 	}
-	if !isRepo(p) {
+	if !r.isRepo(ctx, name, p) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, ErrNotGit)
 	}
 	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id}
@@ -241,7 +241,12 @@ func (r *Registry) RemoveWorktree(ctx context.Context, wt Worktree, discard bool
 			return fmt.Errorf("workspace: remove worktree %s: branch %s is neither merged nor pushed: %w", wt.Path, wt.Branch, ErrUnsafe)
 		}
 	}
-	if _, err := os.Stat(wt.Path); err == nil {
+	if !r.Local(ctx, wt.Workspace) {
+		// Only its kennel sees it: remove it if it is there.
+		if _, err := r.git(ctx, p, p, "worktree", "remove", "--force", "--", wt.Path); err != nil {
+			r.log.Debug("workspace: remove worktree", "path", wt.Path, "err", err)
+		}
+	} else if _, err := os.Stat(wt.Path); err == nil {
 		if _, err := r.git(ctx, p, p, "worktree", "remove", "--force", "--", wt.Path); err != nil {
 			return fmt.Errorf("workspace: remove worktree %s: %w", wt.Path, err)
 		}

@@ -1,0 +1,120 @@
+package kennel
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// Pool is the kennels of several Docker engines, one Kennel per engine.
+// Each workspace lives on one engine (its placement, which the caller
+// keeps); the Pool routes every call by its workspace, so that the rest of
+// Fetch uses it like one Kennel.
+type Pool struct {
+	kennels map[string]*Kennel
+	names   []string
+	def     string
+	place   func(workspace string) string
+}
+
+// NewPool builds a Pool over kennels by engine name. place returns the
+// engine of a workspace ("" for def, the engine a workspace without a
+// placement uses).
+func NewPool(def string, kennels map[string]*Kennel, place func(workspace string) string) (*Pool, error) {
+	if kennels[def] == nil {
+		return nil, fmt.Errorf("kennel: pool: no engine %q: %w", def, ErrInvalid)
+	}
+	names := make([]string, 0, len(kennels))
+	for n := range kennels {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return &Pool{kennels: kennels, names: names, def: def, place: place}, nil
+}
+
+// Names returns the engines' names, sorted.
+func (p *Pool) Names() []string { return slices.Clone(p.names) }
+
+// Default is the name of the engine of workspaces without a placement.
+func (p *Pool) Default() string { return p.def }
+
+// Engine returns the named engine's Kennel, nil when there is none.
+func (p *Pool) Engine(name string) *Kennel { return p.kennels[name] }
+
+// For returns the Kennel of a workspace's engine.
+func (p *Pool) For(workspace string) (*Kennel, error) {
+	name := p.def
+	if p.place != nil {
+		if n := p.place(workspace); n != "" {
+			name = n
+		}
+	}
+	k := p.kennels[name]
+	if k == nil {
+		return nil, fmt.Errorf("kennel: workspace %s is on engine %q, which is not configured (FETCH_ENGINES): %w", workspace, name, ErrInvalid)
+	}
+	return k, nil
+}
+
+// Exec runs spec in its workspace's kennel (Kennel.Exec).
+func (p *Pool) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Result, error) {
+	k, err := p.For(spec.Workspace)
+	if err != nil {
+		return Result{}, err
+	}
+	return k.Exec(ctx, spec, fn)
+}
+
+// Follow reads a run back (Kennel.Follow).
+func (p *Pool) Follow(ctx context.Context, workspace, taskID string, fn LineHandler) (Result, error) {
+	k, err := p.For(workspace)
+	if err != nil {
+		return Result{}, err
+	}
+	return k.Follow(ctx, workspace, taskID, fn)
+}
+
+// Task reports a run (Kennel.Task).
+func (p *Pool) Task(ctx context.Context, workspace, taskID string) (TaskState, error) {
+	k, err := p.For(workspace)
+	if err != nil {
+		return TaskState{}, err
+	}
+	return k.Task(ctx, workspace, taskID)
+}
+
+// Stop stops a run (Kennel.Stop).
+func (p *Pool) Stop(ctx context.Context, workspace, taskID string) error {
+	k, err := p.For(workspace)
+	if err != nil {
+		return err
+	}
+	return k.Stop(ctx, workspace, taskID)
+}
+
+// Forget drops a run's files (Kennel.Forget).
+func (p *Pool) Forget(ctx context.Context, workspace, taskID string) error {
+	k, err := p.For(workspace)
+	if err != nil {
+		return err
+	}
+	return k.Forget(ctx, workspace, taskID)
+}
+
+// Remove removes a workspace's container (Kennel.Remove).
+func (p *Pool) Remove(ctx context.Context, workspace string) error {
+	k, err := p.For(workspace)
+	if err != nil {
+		return err
+	}
+	return k.Remove(ctx, workspace)
+}
+
+// RemoveVolume removes a workspace's volume (Kennel.RemoveVolume).
+func (p *Pool) RemoveVolume(ctx context.Context, workspace string) error {
+	k, err := p.For(workspace)
+	if err != nil {
+		return err
+	}
+	return k.RemoveVolume(ctx, workspace)
+}
