@@ -117,6 +117,10 @@ type Config struct {
 	// holds any is not committed and the task needs attention. nil scans
 	// nothing.
 	Secrets SecretFinder
+	// Repos is Fetch's own repository per workspace (*mirror.Mirror): each
+	// task's branch is kept there when its work is recorded. nil keeps
+	// none.
+	Repos Repos
 	// Shipper pushes branches and opens pull requests; nil ships nothing.
 	Shipper Shipper
 	// ShipOnSuccess ships every task that succeeds (when its workspace is

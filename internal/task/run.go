@@ -1,6 +1,7 @@
 package task
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -357,10 +358,17 @@ func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 		}
 	}
 	msg := e.store.Scrub(redact.StripControl(fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)))
-	d, committed, err := e.cfg.Workspaces.Record(ctx, wt, msg, e.forgets.take(t.Workspace)...)
+	opts := workspace.RecordOptions{Also: e.forgets.take(t.Workspace)}
+	if e.cfg.Repos != nil {
+		// The branch crosses into Fetch's own repository in the same
+		// exec: only what it adds when the repository has its base.
+		opts.Bundle, opts.FullBundle = true, !e.cfg.Repos.Has(ctx, t.Workspace, t.Base)
+	}
+	rec, err := e.cfg.Workspaces.Record(ctx, wt, msg, opts)
 	if err != nil {
 		return err
 	}
+	d, committed := rec.Diff, rec.Committed
 	if err := e.scanWork(t, d.Patch, d.Truncated); err != nil {
 		if committed {
 			if uerr := e.cfg.Workspaces.Uncommit(ctx, wt); uerr != nil {
@@ -370,6 +378,12 @@ func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 		return err
 	}
 	t.Files, t.Commits = d.Files, d.Commits
+	if e.cfg.Repos != nil && rec.Bundle != nil {
+		if err := e.cfg.Repos.Take(ctx, t.Workspace, t.Branch, rec.Tip, bytes.NewReader(rec.Bundle)); err != nil {
+			// Not fatal: shipping brings the branch over again.
+			e.log.Warn("keep the task's branch in Fetch's repository", "task", t.ID, "err", err)
+		}
+	}
 	// Redacted before it is cut or written: the patch file Fetch writes
 	// holds no secret in the clear either.
 	patch := e.store.Scrub(d.Patch)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"time"
@@ -556,4 +557,13 @@ func (e *Engine) followReviews(ctx context.Context, t Task) (Task, error) {
 	}
 	e.notify(ctx, Update{Kind: Reviewed, Task: t, Review: e.store.Scrub(redact.StripControl(text))})
 	return t, nil
+}
+
+// Repos is Fetch's own repository per workspace; *mirror.Mirror implements
+// it.
+type Repos interface {
+	// Has tells whether workspace ws's repository has commit sha.
+	Has(ctx context.Context, ws, sha string) bool
+	// Take brings branch, at tip, in from a bundle.
+	Take(ctx context.Context, ws, branch, tip string, bundle io.Reader) error
 }

@@ -82,12 +82,16 @@ func TestWorkspaceOnAnotherEngine(t *testing.T) {
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("write in the worktree: %+v %v", res, err)
 	}
-	d, committed, err := reg.Record(ctx, wt, "fetch: task t1")
-	if err != nil || !committed {
-		t.Fatalf("record: %v, committed %v", err, committed)
+	rec, err := reg.Record(ctx, wt, "fetch: task t1", workspace.RecordOptions{Bundle: true})
+	if err != nil || !rec.Committed {
+		t.Fatalf("record: %v, committed %v", err, rec.Committed)
 	}
-	if len(d.Files) != 1 || d.Files[0].Path != "hello.txt" || len(d.Commits) != 1 || !strings.Contains(d.Patch, "+hi") {
-		t.Fatalf("diff: %+v", d)
+	d := rec.Diff
+	if len(d.Files) != 1 || d.Files[0].Path != "hello.txt" || len(d.Commits) != 1 || !strings.Contains(d.Patch, "+hi") || rec.Tip != d.Commits[0].Hash {
+		t.Fatalf("recorded: %+v", rec)
+	}
+	if !strings.HasPrefix(string(rec.Bundle), "# v2 git bundle\n") {
+		t.Fatalf("bundle: %q", rec.Bundle[:min(len(rec.Bundle), 40)])
 	}
 	if err := reg.RemoveWorktree(ctx, wt, true); err != nil {
 		t.Fatal(err)

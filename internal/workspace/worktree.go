@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -274,47 +275,91 @@ func background(steps []gitrun.Step) []gitrun.Step {
 	return out
 }
 
+// RecordOptions are what Record does besides committing and diffing.
+type RecordOptions struct {
+	// Bundle: also bundle the branch (what it adds over its base, or its
+	// whole history with FullBundle) for Fetch's own repository, in the
+	// same exec (Recorded.Bundle).
+	Bundle, FullBundle bool
+	// Also are housekeeping steps run afterwards in the same exec, like
+	// AddWorktree's.
+	Also []gitrun.Step
+}
+
+// Recorded is what Record found.
+type Recorded struct {
+	Diff Diff
+	// Committed: there was something to commit.
+	Committed bool
+	// Tip is the branch's head afterwards.
+	Tip string
+	// Bundle is the branch's bundle (RecordOptions.Bundle); nil when the
+	// branch adds nothing, or the bundle was over what one exec's output
+	// may hold.
+	Bundle []byte
+}
+
 // Record commits everything in the worktree (tracked changes and new files,
 // .gitignore respected) to its branch and returns what the branch changed
-// since its base, in one exec; committed says whether there was anything
-// to commit. Steps also run afterwards in the same exec, like
-// AddWorktree's.
-func (r *Registry) Record(ctx context.Context, wt Worktree, message string, also ...gitrun.Step) (d Diff, committed bool, err error) {
+// since its base, in one exec.
+func (r *Registry) Record(ctx context.Context, wt Worktree, message string, o RecordOptions) (Recorded, error) {
 	p, err := r.Path(wt.Workspace)
 	if err != nil {
-		return Diff{}, false, fmt.Errorf("workspace: record: %w", err)
+		return Recorded{}, fmt.Errorf("workspace: record: %w", err)
 	}
 	if r.gitrun == nil {
-		return Diff{}, false, fmt.Errorf("workspace: record: %w", ErrNoKennel)
+		return Recorded{}, fmt.Errorf("workspace: record: %w", ErrNoKennel)
 	}
 	rng := wt.Base + "..HEAD"
-	steps := append([]gitrun.Step{
+	steps := []gitrun.Step{
 		{Dir: wt.Path, Args: []string{"add", "--all"}},
 		// Exit 1 when there is nothing to commit.
 		{Dir: wt.Path, Args: append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message), AllowFail: true},
 		{Dir: wt.Path, Args: []string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--"}},
 		{Dir: wt.Path, Args: []string{"diff", "--binary", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--"}},
 		{Dir: wt.Path, Args: []string{"log", "--no-show-signature", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--"}},
-	}, background(also)...)
+		{Dir: wt.Path, Args: []string{"rev-parse", "--verify", "HEAD^{commit}"}},
+	}
+	const fixed = 6
+	if o.Bundle {
+		file := "/tmp/fetch-record-" + filepath.Base(wt.Path) + ".bundle"
+		create := []string{"bundle", "create", "--quiet", file, "refs/heads/" + wt.Branch}
+		if !o.FullBundle {
+			create = append(create, "^"+wt.Base)
+		}
+		steps = append(steps,
+			// Fails on an empty bundle (the branch adds nothing).
+			gitrun.Step{Dir: wt.Path, Args: create, AllowFail: true},
+			gitrun.Step{Argv: []string{"base64", "-w0", "--", file}, AllowFail: true},
+			gitrun.Step{Argv: []string{"rm", "-f", "--", file}, AllowFail: true},
+		)
+	}
+	steps = append(steps, background(o.Also)...)
 	res, err := r.gitrun.Batch(ctx, p, steps)
 	if err != nil {
-		return Diff{}, false, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
+		return Recorded{}, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
 	}
-	for i, st := range res[:min(len(res), 5)] {
+	for i, st := range res[:min(len(res), fixed)] {
 		if i == 1 && st.Exit == 1 {
 			continue // nothing to commit
 		}
 		if err := st.Err(); err != nil {
-			return Diff{}, false, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
+			return Recorded{}, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
 		}
 	}
-	if len(res) < 5 {
-		return Diff{}, false, fmt.Errorf("workspace: record %s: the batch ended after %d steps", wt.Branch, len(res))
+	if len(res) < fixed {
+		return Recorded{}, fmt.Errorf("workspace: record %s: the batch ended after %d steps", wt.Branch, len(res))
 	}
-	d.Files = parseNumstat(res[2].Stdout)
-	d.Patch, d.Truncated = res[3].Stdout, res[3].Truncated
-	d.Commits = parseLog(res[4].Stdout)
-	return d, res[1].Exit == 0, nil
+	rec := Recorded{Committed: res[1].Exit == 0, Tip: strings.TrimSpace(res[5].Stdout)}
+	rec.Diff.Files = parseNumstat(res[2].Stdout)
+	rec.Diff.Patch, rec.Diff.Truncated = res[3].Stdout, res[3].Truncated
+	rec.Diff.Commits = parseLog(res[4].Stdout)
+	if o.Bundle && len(res) >= fixed+2 && res[fixed].Exit == 0 && res[fixed+1].Exit == 0 && !res[fixed+1].Truncated {
+		if b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(res[fixed+1].Stdout)); err == nil {
+			rec.Bundle = b
+		}
+	}
+	return rec, nil
 }
 
 // Uncommit undoes the commit Record made (the work stays in the worktree,
