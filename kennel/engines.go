@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -880,8 +881,48 @@ func (a tcpAddr) Network() string { return "tcp" }
 func (a tcpAddr) String() string  { return string(a) }
 
 // dial opens a stream to the engine's socket through the SSH connection,
-// reconnecting once when the connection turns out to be dead.
+// reconnecting once when the connection turns out to be dead. It is the
+// Docker client's dialer, so its errors are opaque (see dialError).
 func (t *sshTunnel) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	conn, err := t.dialSocket(ctx)
+	if err != nil && ctx.Err() == nil {
+		return nil, newDialError(err)
+	}
+	return conn, err
+}
+
+// dialError is a dial failure that keeps its cause in its message only, and
+// in its chain the sentinel that says what kind of failure it is. The Docker
+// SDK replaces a dial error whose text says "connection refused" (or that
+// unwraps to a timeout) by a generic one ("Cannot connect to the Docker
+// daemon at http://docker"), which would lose the engine's name and what to
+// do; this one it passes on, as "error during connect: …", classified as a
+// connection failure (IsErrConnectionFailed).
+type dialError struct {
+	msg  string
+	kind error
+}
+
+func newDialError(err error) error {
+	kind := ErrEngineUnavailable
+	for _, sentinel := range []error{ErrHostKey, ErrInvalid} {
+		if errors.Is(err, sentinel) {
+			kind = sentinel
+		}
+	}
+	msg := err.Error()
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		// The SDK's doRequest matches this text; say it differently.
+		msg = strings.ReplaceAll(msg, syscall.ECONNREFUSED.Error(), "refused (ECONNREFUSED)")
+	}
+	return &dialError{msg: msg, kind: kind}
+}
+
+func (e *dialError) Error() string { return e.msg }
+func (e *dialError) Unwrap() error { return e.kind }
+
+// dialSocket does dial's work.
+func (t *sshTunnel) dialSocket(ctx context.Context) (net.Conn, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := t.client(ctx)
 		if err != nil {
