@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/kennel"
 )
 
 // Environment variable names: the configuration contract.
@@ -35,6 +36,7 @@ const (
 	envGitHubToken  = "FETCH_GITHUB_TOKEN"
 	envGitHubURL    = "FETCH_GITHUB_URL"
 	envPRPoll       = "FETCH_PR_POLL"
+	envEngines      = "FETCH_ENGINES"
 
 	envMaxRounds       = "FETCH_MAX_ROUNDS"
 	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
@@ -109,6 +111,11 @@ const configHelp = `Configuration (environment):
                        without it nothing is pushed. It is Fetch's only: never given to a coding CLI.
   FETCH_GITHUB_URL     GitHub's API URL (default https://api.github.com/; Enterprise: https://HOST/api/v3/)
   FETCH_PR_POLL        how often open pull requests are checked for a merge or close (default 1m)
+  FETCH_ENGINES        Docker engines new workspaces may go to, comma separated (default: local, the one
+                       DOCKER_HOST or the default socket gives): local, a docker context name, or
+                       NAME=ssh://USER@HOST[:PORT][?key=FILE&known_hosts=FILE] or
+                       NAME=tcp://HOST[:PORT]?certs=DIR (ca.pem, cert.pem, key.pem); a workspace stays
+                       on the engine it was placed on (the one with the most memory left)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, … credentials handed to the coding CLIs (each gets only its own)
 
 Agent (the LLM loop):
@@ -171,6 +178,11 @@ type Config struct {
 	GitHubToken string
 	GitHubURL   string
 	PRPoll      time.Duration
+	// Engines are the Docker engines new workspaces may go to
+	// (FETCH_ENGINES); empty: the local one. Dial is how they are reached
+	// (the user's home, the docker CLI's configuration and DOCKER_*).
+	Engines []kennel.EngineSpec
+	Dial    kennel.DialConfig
 }
 
 // credentialVars name the variables that carry coding CLIs' credentials
@@ -318,6 +330,28 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		} else {
 			c.PRPoll = d
 		}
+	}
+	if v := strings.TrimSpace(getenv(envEngines)); v != "" {
+		specs, err := kennel.ParseEngines(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", envEngines, err))
+		}
+		c.Engines = specs
+	}
+	c.Dial = kennel.DialConfig{
+		Home:            getenv("HOME"),
+		DockerConfig:    getenv("DOCKER_CONFIG"),
+		DockerHost:      getenv("DOCKER_HOST"),
+		DockerTLSVerify: getenv("DOCKER_TLS_VERIFY") != "",
+		DockerCertPath:  getenv("DOCKER_CERT_PATH"),
+	}
+	for i, spec := range c.Engines {
+		r, err := spec.Resolve(c.Dial)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", envEngines, err))
+			continue
+		}
+		c.Engines[i] = r
 	}
 	if _, err := harness.NewRegistry().Get(harness.Name(c.Harness)); err != nil {
 		problems = append(problems, fmt.Sprintf("%s must be one of %v, got %q", envHarness, harness.NewRegistry().Names(), c.Harness))

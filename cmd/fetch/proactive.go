@@ -6,10 +6,10 @@ import (
 	"log/slog"
 
 	"github.com/fetch-dev/fetch/internal/conversation"
+	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/schedule"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/watch"
-	"github.com/fetch-dev/fetch/kennel"
 )
 
 // proactive is what makes Fetch speak first: the reminder and schedule
@@ -22,7 +22,7 @@ type proactive struct {
 
 // newProactive builds both; the watchers' upstream check runs its git in
 // the workspace's kennel k.
-func newProactive(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel) *proactive {
+func newProactive(cfg Config, db *store.DB, log *slog.Logger, k gitrun.Exec) *proactive {
 	return &proactive{
 		sched: schedule.New(schedule.Config{Store: db, Location: cfg.Location, Logger: log.With("component", "schedule")}),
 		watch: watch.New(watch.Config{Store: db, Root: cfg.Workspaces, GitInterval: cfg.GitInterval, Kennel: k, Logger: log.With("component", "watch")}),

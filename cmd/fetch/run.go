@@ -207,16 +207,17 @@ type conversations struct {
 // work without it.
 func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
 	updates := task.NewFeed()
-	k, release, err := newKennel(cfg, log)
+	ks, err := newKennels(context.Background(), cfg, db, log)
 	if err != nil {
 		return nil, err
 	}
-	engine, shipper, err := newEngine(cfg, db, log, k, updates, true)
+	release := ks.release
+	engine, shipper, err := newEngine(cfg, db, log, ks, updates, true)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	workspaces := newWorkspaces(cfg, log, k)
+	workspaces := ks.workspaces
 	b, err := newBrain(cfg, db, log, brainDeps{
 		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, log: log},
 		code:       code.New(workspaces),
@@ -227,7 +228,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		release()
 		return nil, err
 	}
-	pro := newProactive(cfg, db, log, k)
+	pro := newProactive(cfg, db, log, ks.pool)
 	c := conversation.Config{
 		Store:     db,
 		Senders:   senders,

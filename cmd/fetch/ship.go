@@ -4,25 +4,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/fetch-dev/fetch/internal/github"
 	"github.com/fetch-dev/fetch/internal/mirror"
-	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/ship"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/workspace"
-	"github.com/fetch-dev/fetch/kennel"
 )
 
-// newShipper builds what ships tasks' work: Fetch's own repositories
-// ($FETCH_DATA_DIR/repos, fed from the kennels), the GitHub client (only
-// with FETCH_GITHUB_TOKEN) and the shipping settings of the workspaces.
-func newShipper(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, ws *workspace.Registry, secrets *redact.Redactor) (*ship.Shipper, error) {
-	m, err := mirror.New(mirror.Config{Root: filepath.Join(cfg.DataDir, "repos"), Kennel: k, Secrets: secrets, Logger: log})
-	if err != nil {
-		return nil, err
-	}
+// newShipper builds what ships tasks' work: over Fetch's own repositories
+// (repos, fed from the kennels), the GitHub client (only with
+// FETCH_GITHUB_TOKEN) and the shipping settings of the workspaces.
+func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror, ws *workspace.Registry) (*ship.Shipper, error) {
+	var err error
 	var gh *github.Client
 	if cfg.GitHubToken != "" {
 		if gh, err = github.New(github.Config{URL: cfg.GitHubURL, Token: cfg.GitHubToken}); err != nil {
@@ -31,7 +25,7 @@ func newShipper(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, ws
 	}
 	return ship.New(ship.Config{
 		Store:   db,
-		Mirror:  m,
+		Mirror:  repos,
 		GitHub:  gh,
 		Token:   cfg.GitHubToken,
 		WebHost: ship.WebHost(cfg.GitHubURL),

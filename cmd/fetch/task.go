@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/gitrun"
+	"github.com/fetch-dev/fetch/internal/mirror"
 	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/ship"
@@ -129,12 +131,12 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	if adopt || sub == "follow" || sub == "answer" {
 		obs = &printer{w: stdout, clean: clean}
 	}
-	k, release, err := newKennel(cfg, log)
+	ks, err := newKennels(ctx, cfg, db, log)
 	if err != nil {
 		return err
 	}
-	defer release()
-	engine, _, err := newEngine(cfg, db, log, k, obs, adopt)
+	defer ks.release()
+	engine, _, err := newEngine(cfg, db, log, ks, obs, adopt)
 	if err != nil {
 		return err
 	}
@@ -438,46 +440,35 @@ func oneLineClip(s string, n int) string {
 	return s
 }
 
-// newKennel connects to the Docker engine and builds the kennel that runs
-// the tasks and every git command on the workspaces; release closes the
-// Docker client.
-func newKennel(cfg Config, log *slog.Logger) (k *kennel.Kennel, release func(), err error) {
-	docker, err := kennel.NewDockerClient("")
-	if err != nil {
-		return nil, nil, err
-	}
-	k, err = kennel.New(docker, kennel.Config{Image: cfg.KennelImage}, log)
-	if err != nil {
-		docker.Close()
-		return nil, nil, err
-	}
-	return k, func() { docker.Close() }, nil
-}
-
-// newEngine builds the task engine over the kennel k; obs is told of task
-// updates. Work that holds secrets (the gitleaks rules and the configured
-// secrets) is not committed.
-func newEngine(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, obs task.Observer, adopt bool) (*task.Engine, *ship.Shipper, error) {
+// newEngine builds the task engine over the kennels ks; obs is told of
+// task updates. Work that holds secrets (the gitleaks rules and the
+// configured secrets) is not committed. Each task's branch is kept in
+// Fetch's own repository of its workspace, which shipping uses too.
+func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task.Observer, adopt bool) (*task.Engine, *ship.Shipper, error) {
 	secrets, err := redact.New(cfg.Secrets...)
 	if err != nil {
 		return nil, nil, err
 	}
 	harnesses := harness.NewRegistry()
-	workspaces := newWorkspaces(cfg, log, k)
-	shipper, err := newShipper(cfg, db, log, k, workspaces, secrets)
+	repos, err := mirror.New(mirror.Config{Root: filepath.Join(cfg.DataDir, "repos"), Kennel: ks.pool, Secrets: secrets, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	shipper, err := newShipper(cfg, db, log, repos, ks.workspaces)
 	if err != nil {
 		return nil, nil, err
 	}
 	return task.New(task.Config{
 		Store:          db,
-		Workspaces:     workspaces,
-		Runner:         &task.KennelRunner{Kennel: k, Harnesses: harnesses, Credentials: cfg.Credentials},
+		Workspaces:     ks.workspaces,
+		Runner:         &task.KennelRunner{Kennel: ks.pool, Harnesses: harnesses, Credentials: cfg.Credentials},
 		Harnesses:      harnesses,
 		DefaultHarness: harness.Name(cfg.Harness),
 		MaxParallel:    cfg.MaxTasks,
 		Timeout:        cfg.TaskTimeout,
 		PatchDir:       filepath.Join(cfg.DataDir, "patches"),
 		Secrets:        secrets,
+		Repos:          repos,
 		Shipper:        shipper,
 		ShipOnSuccess:  cfg.GitHubToken != "",
 		PRPoll:         cfg.PRPoll,
@@ -491,7 +482,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, k *kennel.Kennel, obs
 // workspaces belong to the kennel's user, who must write them. Git on an
 // existing workspace runs in its kennel k; with k nil the registry can
 // only create, clone, find and delete workspaces.
-func newWorkspaces(cfg Config, log *slog.Logger, k *kennel.Kennel) *workspace.Registry {
+func newWorkspaces(cfg Config, log *slog.Logger, k gitrun.Exec) *workspace.Registry {
 	ws := workspace.New(cfg.Workspaces, log)
 	uidStr, gidStr, _ := strings.Cut(kennel.DefaultUser, ":")
 	uid, err1 := strconv.Atoi(uidStr)

@@ -200,12 +200,12 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 	}
 	defer db.Close()
 	working := make(chan struct{}, 1)
-	k, release, err := newKennel(cfg, quietLog())
+	ks, err := newKennels(t.Context(), cfg, db, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
-	engine, _, err := newEngine(cfg, db, quietLog(), k, updateFunc(func(u task.Update) {
+	defer ks.release()
+	engine, _, err := newEngine(cfg, db, quietLog(), ks, updateFunc(func(u task.Update) {
 		if u.Kind == task.Progress && u.Event.Command != "" {
 			select {
 			case working <- struct{}{}:

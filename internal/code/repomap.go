@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"path"
 	"runtime"
@@ -62,10 +63,23 @@ func New(paths Paths) *Library {
 	return &Library{paths: paths, spaces: map[string]*space{}}
 }
 
+// ErrNotHere: the workspace lives on another engine; its files are not on
+// this machine.
+var ErrNotHere = errors.New("the workspace lives on another Docker engine, so its files cannot be read from here; ask a coding CLI (task_ask) instead")
+
+// local is what a registry says of workspaces on other engines
+// (*workspace.Registry implements it).
+type local interface {
+	Local(ctx context.Context, name string) bool
+}
+
 func (l *Library) open(ws string) (*Tree, error) {
 	dir, err := l.paths.Path(ws)
 	if err != nil {
 		return nil, err
+	}
+	if lp, ok := l.paths.(local); ok && !lp.Local(context.Background(), ws) {
+		return nil, fmt.Errorf("workspace %s: %w", ws, ErrNotHere)
 	}
 	return Open(dir)
 }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+// localEngine names the engine next to Fetch (DOCKER_HOST or the default
+// socket): workspaces on it are directories under FETCH_WORKSPACES.
+const localEngine = "local"
+
+// dialTimeout bounds connecting to an engine at start.
+const dialTimeout = 30 * time.Second
+
+// kennels are the sandboxes on every engine Fetch uses, and the workspace
+// registry that places workspaces on them. The local engine's kennel is
+// always there (workspaces that are directories here); FETCH_ENGINES
+// names the engines new workspaces may go to.
+type kennels struct {
+	pool       *kennel.Pool
+	workspaces *workspace.Registry
+	release    func()
+}
+
+// newKennels connects to the engines. The local engine is not contacted
+// until a task needs it (the conversations work without Docker); another
+// engine is dialed now, and gets the kennel image from the local one when
+// it lacks it. An engine that cannot be reached is left out, with an error
+// in the log: its workspaces say so when used.
+func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger) (*kennels, error) {
+	local, err := kennel.NewDockerClient("")
+	if err != nil {
+		return nil, err
+	}
+	closers := []func(){func() { local.Close() }}
+	release := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	kcfg := kennel.Config{Image: cfg.KennelImage}
+	lk, err := kennel.New(local, kcfg, log)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	byName := map[string]*kennel.Kennel{localEngine: lk}
+	clients := map[string]client.APIClient{localEngine: local}
+	var choices []string
+	for _, spec := range cfg.Engines {
+		if spec.Kind == kennel.EngineLocal {
+			choices = append(choices, localEngine)
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		dial := cfg.Dial
+		dial.Logger = log.With("engine", spec.Name)
+		e, err := kennel.Dial(dctx, spec, dial)
+		cancel()
+		if err != nil {
+			log.Error("engine unavailable; its workspaces cannot be used until Fetch restarts with it reachable", "engine", spec.Name, "err", err)
+			continue
+		}
+		closers = append(closers, func() { e.Close() })
+		ictx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		copied, err := kennel.EnsureImage(ictx, local, e, cfg.KennelImage)
+		cancel()
+		switch {
+		case err != nil:
+			log.Warn("the kennel image could not be copied to the engine; it must have it", "engine", spec.Name, "image", cfg.KennelImage, "err", err)
+		case copied:
+			log.Info("kennel image copied to the engine", "engine", spec.Name, "image", cfg.KennelImage)
+		}
+		rcfg := kcfg
+		rcfg.Volumes = true // nothing of this machine's disk is there
+		k, err := kennel.New(e, rcfg, log.With("engine", spec.Name))
+		if err != nil {
+			release()
+			return nil, err
+		}
+		byName[spec.Name] = k
+		clients[spec.Name] = e
+		choices = append(choices, spec.Name)
+	}
+	if len(cfg.Engines) == 0 {
+		choices = []string{localEngine}
+	}
+	placement := workspace.NewPlacement(db, func(ctx context.Context) (string, error) {
+		name, err := roomiest(ctx, choices, clients, kcfg)
+		if err != nil {
+			return "", err
+		}
+		if name == localEngine {
+			return "", nil
+		}
+		return name, nil
+	})
+	reg := newWorkspaces(cfg, log, nil).Placed(placement)
+	pool, err := kennel.NewPool(localEngine, byName, reg.EngineOf)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	reg.InKennel(pool)
+	return &kennels{pool: pool, workspaces: reg, release: release}, nil
+}
+
+// roomiest picks the engine with the most memory left for kennels: its
+// memory minus the limits of the kennels already there (CPUs break ties).
+// One engine needs no look.
+func roomiest(ctx context.Context, names []string, clients map[string]client.APIClient, kcfg kennel.Config) (string, error) {
+	if len(names) == 1 {
+		return names[0], nil
+	}
+	best, bestFree, bestCPU := "", int64(-1<<62), -1.0
+	var errs []error
+	for _, n := range names {
+		c := clients[n]
+		if c == nil {
+			continue
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("engine %s: %w", n, err))
+			continue
+		}
+		list, err := c.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", kennel.LabelInstance))})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("engine %s: %w", n, err))
+			continue
+		}
+		mem := kcfg.Memory
+		if mem == 0 {
+			mem = kennel.DefaultMemory
+		}
+		cpus := kcfg.CPUs
+		if cpus == 0 {
+			cpus = kennel.DefaultCPUs
+		}
+		free := info.MemTotal - int64(len(list))*mem
+		freeCPU := float64(info.NCPU) - float64(len(list))*cpus
+		if free > bestFree || free == bestFree && freeCPU > bestCPU {
+			best, bestFree, bestCPU = n, free, freeCPU
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("no engine can take a new workspace: %w", errors.Join(errs...))
+	}
+	return best, nil
+}

@@ -1,0 +1,83 @@
+package journey
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/fetch-dev/fetch/internal/testkit"
+)
+
+// R1: with a second Docker engine in FETCH_ENGINES, a new workspace is
+// placed there (a volume: nothing of it on this machine); a task on it
+// runs in a kennel on that engine, its result comes to the chat, and its
+// branch is in Fetch's own repository of the workspace. A /stop there is
+// answered within a second and leaves no CLI process on that engine.
+func TestJourneyTaskOnAnotherEngine(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	engine := testkit.RemoteEngine(t)
+	w.env["FETCH_ENGINES"] = "remote=" + engine.Host + "?certs=" + engine.CertPath
+	// The world looks at the kennels where they run, and removes them
+	// there before the client closes.
+	local := w.docker
+	w.docker = engine.Client(t)
+	t.Cleanup(func() {
+		w.removeKennels()
+		w.docker = local
+	})
+	w.start()
+
+	args, _ := json.Marshal(map[string]string{"name": "app"})
+	w.llm.Script(testkit.Use(testkit.Call{ID: "call-create", Name: "workspace_create", Arguments: string(args)}), testkit.Say("Created app."))
+	w.ask(ownerID, "create a new workspace named app", regexp.MustCompile(`^Created app\.`))
+	if _, err := os.Stat(w.workspacePath("app")); err == nil {
+		t.Errorf("the workspace is a directory on this machine; it should live on the remote engine")
+	}
+	vols, err := w.docker.VolumeList(context.Background(), volume.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, v := range vols.Volumes {
+		found = found || v.Labels["fetch.kennel.workspace-volume"] == w.workspacePath("app")
+	}
+	if !found {
+		t.Errorf("no volume for app on the remote engine")
+	}
+
+	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
+	id := taskID(t, status.Text)
+	res := w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+	if !strings.Contains(res.Text, "health.go") || !strings.Contains(res.Text, "+fake claude was here") {
+		t.Errorf("the result lacks the file or its diff: %q", res.Text)
+	}
+	// The branch is in Fetch's own repository (read here with git on a
+	// repository only Fetch writes).
+	out, err := exec.Command("git", "--git-dir", filepath.Join(w.data, "repos", "app.git"), "show", "fetch/"+id+":health.go").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "fake claude was here") {
+		t.Errorf("fetch/%s:health.go in Fetch's repository: %v: %s", id, err, out)
+	}
+
+	// A stop on the remote engine.
+	m, status = w.startTask(ownerID, "run the long suite in app", "run the long suite [scenario:hang]", "app")
+	id = taskID(t, status.Text)
+	if ps, ok := w.waitProcesses(waitTimeout, func(ps []string) bool { return len(ps) > 0 }); !ok {
+		t.Fatalf("no CLI process on the remote engine (%q)", ps)
+	}
+	sent := time.Now()
+	w.send(ownerID, "/stop")
+	w.stopWithin(m, sent, regexp.MustCompile(`Stopping task `+id))
+	if ps, ok := w.waitProcesses(waitTimeout, func(ps []string) bool { return len(ps) == 0 }); !ok {
+		t.Errorf("CLI processes left on the remote engine after /stop: %q", ps)
+	}
+	w.awaitResult(m, regexp.MustCompile(`⏹️ Task `+id+` was cancelled`), "the cancelled task's result")
+}
