@@ -23,22 +23,9 @@ import (
 // answered within a second and leaves no CLI process on that engine.
 func TestJourneyTaskOnAnotherEngine(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	engine := testkit.RemoteEngine(t)
-	w.env["FETCH_ENGINES"] = "remote=" + engine.Host + "?certs=" + engine.CertPath
-	// The world looks at the kennels where they run, and removes them
-	// there before the client closes.
-	local := w.docker
-	w.docker = engine.Client(t)
-	t.Cleanup(func() {
-		w.removeKennels()
-		w.docker = local
-	})
+	w := newRemoteWorld(t)
 	w.start()
-
-	args, _ := json.Marshal(map[string]string{"name": "app"})
-	w.llm.Script(testkit.Use(testkit.Call{ID: "call-create", Name: "workspace_create", Arguments: string(args)}), testkit.Say("Created app."))
-	w.ask(ownerID, "create a new workspace named app", regexp.MustCompile(`^Created app\.`))
+	w.createWorkspace("app")
 	if _, err := os.Stat(w.workspacePath("app")); err == nil {
 		t.Errorf("the workspace is a directory on this machine; it should live on the remote engine")
 	}
@@ -80,4 +67,59 @@ func TestJourneyTaskOnAnotherEngine(t *testing.T) {
 		t.Errorf("CLI processes left on the remote engine after /stop: %q", ps)
 	}
 	w.awaitResult(m, regexp.MustCompile(`⏹️ Task `+id+` was cancelled`), "the cancelled task's result")
+}
+
+// newRemoteWorld is a world whose Fetch uses only a second engine for new
+// workspaces (FETCH_ENGINES); the world looks at the kennels there.
+func newRemoteWorld(t *testing.T) *world {
+	t.Helper()
+	w := newWorld(t)
+	engine := testkit.RemoteEngine(t)
+	w.env["FETCH_ENGINES"] = "remote=" + engine.Host + "?certs=" + engine.CertPath
+	// The kennels are looked at, and removed, where they run, before the
+	// client closes.
+	local := w.docker
+	w.docker = engine.Client(t)
+	t.Cleanup(func() {
+		w.removeKennels()
+		w.docker = local
+	})
+	return w
+}
+
+// createWorkspace has the model create workspace name for the owner.
+func (w *world) createWorkspace(name string) {
+	w.t.Helper()
+	args, _ := json.Marshal(map[string]string{"name": name})
+	w.llm.Script(testkit.Use(testkit.Call{ID: "call-create-" + name, Name: "workspace_create", Arguments: string(args)}), testkit.Say("Created "+name+"."))
+	w.ask(ownerID, "create a new workspace named "+name, regexp.MustCompile(`^Created `+regexp.QuoteMeta(name)+`\.`))
+}
+
+// R2: Fetch is SIGKILLed while a task runs on the second engine; after the
+// restart the run is followed again there (announced once, as a new
+// message) and its result comes, its work on its branch.
+func TestJourneyCrashMidTaskOnAnotherEngine(t *testing.T) {
+	t.Parallel()
+	w := newRemoteWorld(t)
+	w.start()
+	w.createWorkspace("app")
+	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [scenario:slow:12] [file:health.go]", "app")
+	id := taskID(t, status.Text)
+	w.await(m, regexp.MustCompile(`(?s)Task `+id+` on app .*Steps: \d`), "progress in the status message")
+	w.kill()
+
+	m = w.mark(ownerID)
+	w.start()
+	notice := w.awaitNew(m, regexp.MustCompile(`Task `+id+`.*restart`), "the re-attach notice")
+	if strings.Contains(notice.Text, "interrupted") {
+		t.Fatalf("the run on the second engine was lost: %q", notice.Text)
+	}
+	res := w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the followed task's result")
+	if !strings.Contains(res.Text, "health.go") {
+		t.Errorf("result %q does not name health.go", res.Text)
+	}
+	out, err := exec.Command("git", "--git-dir", filepath.Join(w.data, "repos", "app.git"), "show", "fetch/"+id+":health.go").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "fake claude was here") {
+		t.Errorf("fetch/%s:health.go in Fetch's repository: %v: %s", id, err, out)
+	}
 }
