@@ -123,3 +123,43 @@ func TestJourneyCrashMidTaskOnAnotherEngine(t *testing.T) {
 		t.Errorf("fetch/%s:health.go in Fetch's repository: %v: %s", id, err, out)
 	}
 }
+
+// R3: the second engine goes away while a task runs there: the owner is
+// told once, naming the engine; when it is back, the workspace (its
+// volume) and its history are all there and a new task runs.
+func TestJourneyEngineGoesAway(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	engine := testkit.NewRemoteEngine(t)
+	w.env["FETCH_ENGINES"] = "remote=" + engine.Host + "?certs=" + engine.CertPath
+	local := w.docker
+	w.docker = engine.Client(t)
+	t.Cleanup(func() {
+		w.removeKennels()
+		w.docker = local
+	})
+	w.start()
+	w.createWorkspace("app")
+	m, status := w.startTask(ownerID, "run the long suite in app", "run the long suite [scenario:slow:30]", "app")
+	id := taskID(t, status.Text)
+	w.await(m, regexp.MustCompile(`(?s)Task `+id+` on app .*Steps: \d`), "progress in the status message")
+	engine.Stop(t)
+	res := w.awaitResult(m, regexp.MustCompile(`❌ Task `+id+` failed on app`), "word of the task")
+	if !strings.Contains(res.Text, "engine") || !strings.Contains(res.Text, "remote") || !strings.Contains(res.Text, "went away") {
+		t.Errorf("the result does not say that the engine remote went away: %q", res.Text)
+	}
+	time.Sleep(2 * time.Second)
+	told := map[string]bool{}
+	for _, s := range w.since(m) {
+		if s.New && s.Msg.ID != status.Msg.ID && strings.Contains(s.Text, "went away") {
+			told[s.Msg.ID] = true
+		}
+	}
+	if len(told) != 1 {
+		t.Errorf("the owner was told in %d messages that the engine went away; want one", len(told))
+	}
+	engine.Start(t)
+	m, status = w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
+	id = taskID(t, status.Text)
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the next task's result")
+}

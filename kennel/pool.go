@@ -41,19 +41,36 @@ func (p *Pool) Default() string { return p.def }
 // Engine returns the named engine's Kennel, nil when there is none.
 func (p *Pool) Engine(name string) *Kennel { return p.kennels[name] }
 
-// For returns the Kennel of a workspace's engine.
-func (p *Pool) For(workspace string) (*Kennel, error) {
-	name := p.def
+// EngineOf is the name of a workspace's engine.
+func (p *Pool) EngineOf(workspace string) string {
 	if p.place != nil {
 		if n := p.place(workspace); n != "" {
-			name = n
+			return n
 		}
 	}
+	return p.def
+}
+
+// For returns the Kennel of a workspace's engine.
+func (p *Pool) For(workspace string) (*Kennel, error) {
+	name := p.EngineOf(workspace)
 	k := p.kennels[name]
 	if k == nil {
-		return nil, fmt.Errorf("kennel: workspace %s is on engine %q, which is not configured (FETCH_ENGINES): %w", workspace, name, ErrInvalid)
+		return nil, fmt.Errorf("kennel: workspace %s is on engine %q, which is unavailable or not configured (FETCH_ENGINES): %w", workspace, name, ErrEngineUnavailable)
 	}
 	return k, nil
+}
+
+// named says which engine an error came from, when it is not the default
+// one.
+func (p *Pool) named(workspace string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if name := p.EngineOf(workspace); name != p.def {
+		return fmt.Errorf("engine %s: %w", name, err)
+	}
+	return err
 }
 
 // Exec runs spec in its workspace's kennel (Kennel.Exec).
@@ -62,7 +79,8 @@ func (p *Pool) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Result,
 	if err != nil {
 		return Result{}, err
 	}
-	return k.Exec(ctx, spec, fn)
+	res, err := k.Exec(ctx, spec, fn)
+	return res, p.named(spec.Workspace, err)
 }
 
 // Follow reads a run back (Kennel.Follow).
@@ -71,7 +89,8 @@ func (p *Pool) Follow(ctx context.Context, workspace, taskID string, fn LineHand
 	if err != nil {
 		return Result{}, err
 	}
-	return k.Follow(ctx, workspace, taskID, fn)
+	res, err := k.Follow(ctx, workspace, taskID, fn)
+	return res, p.named(workspace, err)
 }
 
 // Task reports a run (Kennel.Task).
@@ -80,7 +99,8 @@ func (p *Pool) Task(ctx context.Context, workspace, taskID string) (TaskState, e
 	if err != nil {
 		return TaskState{}, err
 	}
-	return k.Task(ctx, workspace, taskID)
+	ts, err := k.Task(ctx, workspace, taskID)
+	return ts, p.named(workspace, err)
 }
 
 // Stop stops a run (Kennel.Stop).
@@ -89,7 +109,7 @@ func (p *Pool) Stop(ctx context.Context, workspace, taskID string) error {
 	if err != nil {
 		return err
 	}
-	return k.Stop(ctx, workspace, taskID)
+	return p.named(workspace, k.Stop(ctx, workspace, taskID))
 }
 
 // Forget drops a run's files (Kennel.Forget).
@@ -98,7 +118,7 @@ func (p *Pool) Forget(ctx context.Context, workspace, taskID string) error {
 	if err != nil {
 		return err
 	}
-	return k.Forget(ctx, workspace, taskID)
+	return p.named(workspace, k.Forget(ctx, workspace, taskID))
 }
 
 // Remove removes a workspace's container (Kennel.Remove).
@@ -107,7 +127,7 @@ func (p *Pool) Remove(ctx context.Context, workspace string) error {
 	if err != nil {
 		return err
 	}
-	return k.Remove(ctx, workspace)
+	return p.named(workspace, k.Remove(ctx, workspace))
 }
 
 // RemoveVolume removes a workspace's volume (Kennel.RemoveVolume).
@@ -116,5 +136,5 @@ func (p *Pool) RemoveVolume(ctx context.Context, workspace string) error {
 	if err != nil {
 		return err
 	}
-	return k.RemoveVolume(ctx, workspace)
+	return p.named(workspace, k.RemoveVolume(ctx, workspace))
 }

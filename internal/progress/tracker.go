@@ -242,7 +242,8 @@ func Result(t task.Task) chat.Reply {
 		if t.State == task.Cancelled || t.State == task.Failed {
 			b.WriteString("\nThe partial work is kept on the branch.")
 		}
-	} else if t.Branch != "" && t.Worktree != "" {
+	} else if t.Branch != "" && t.Worktree != "" && t.State != task.Failed {
+		// (A failed run may have ended before its work could be read.)
 		fmt.Fprintf(&b, "\n\nNo files changed (branch %s).", t.Branch)
 	}
 	var reply chat.Reply

@@ -184,6 +184,26 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	if err != nil && !errors.Is(err, ErrGone) {
 		log.Error("run", "err", err)
 	}
+	if !out.Success && !cur.CancelRequested {
+		// A run cut short because its kennel or its engine went away (an
+		// engine on another machine stopped, the network between): say
+		// so.
+		// The run's record in the kennel outlives it until it is
+		// forgotten: a kennel that cannot tell of it lost it.
+		st, serr := e.cfg.Runner.Status(cctx, ht)
+		if serr != nil || !st.Known {
+			where := "its kennel"
+			if name := e.cfg.Workspaces.Engine(cctx, cur.Workspace); name != "" {
+				where = "the Docker engine " + name
+			}
+			why := "its container stopped"
+			if serr != nil {
+				why = serr.Error()
+			}
+			cur.ExitCode, cur.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
+			return e.finish(cctx, cur, Failed, fmt.Sprintf("%s of workspace %s went away during the run (%s). The workspace is kept; run the task again once it is back.", where, cur.Workspace, why))
+		}
+	}
 	if cur.Mode == Ask {
 		changed, cerr := e.unchanged(cctx, cur, before)
 		reason := "the harness was to answer read-only, but the workspace changed: " + changed

@@ -268,3 +268,10 @@ func (r *Registry) isRepo(ctx context.Context, name, p string) bool {
 	}
 	return isRepo(p)
 }
+
+// Engine is the name of the engine workspace name lives on, "" for the
+// local one.
+func (r *Registry) Engine(ctx context.Context, name string) string {
+	e, _ := r.engineOf(ctx, name)
+	return e
+}
