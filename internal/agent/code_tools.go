@@ -153,7 +153,7 @@ func (r *run) repoMap(ctx context.Context) string {
 	}
 	m, err := r.a.cfg.Code.Map(ctx, r.workspace, promptMapTokens)
 	if err != nil {
-		r.a.log.Info("repository map for the prompt", "workspace", r.workspace, "err", err)
+		r.a.log.Debug("no repository map for the prompt", "workspace", r.workspace, "err", err)
 		return ""
 	}
 	return m

@@ -2,63 +2,112 @@ package task_test
 
 import (
 	"context"
-	"net/http"
+	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/internal/workspace"
 	"github.com/fetch-dev/fetch/kennel"
 )
 
-// execCounter counts the execs created through a Docker client (their
-// start is a hijacked connection that bypasses the transport; their
-// creation is not).
-type execCounter struct {
-	base  http.RoundTripper
+// countingDocker counts the execs a Kennel creates on its engine.
+type countingDocker struct {
+	*client.Client
 	execs atomic.Int64
 }
 
-func (c *execCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/exec") && strings.Contains(r.URL.Path, "/containers/") {
-		c.execs.Add(1)
-	}
-	return c.base.RoundTrip(r)
+func (c *countingDocker) ContainerExecCreate(ctx context.Context, id string, o container.ExecOptions) (container.ExecCreateResponse, error) {
+	c.execs.Add(1)
+	return c.Client.ContainerExecCreate(ctx, id, o)
 }
 
-// BenchmarkTrivialTask measures Fetch's own work around a trivial task in
-// the local kennel (worktree, run, record): the Docker execs it starts per
-// task and its wall time, against one raw exec of the same scripted CLI
-// run. It reports execs/task, the task's milliseconds, the raw exec's, and
-// their ratio.
+// BenchmarkTrivialTask measures Fetch's own work around a trivial task
+// (worktree, run, record), on the local engine and on a second engine
+// where the workspace is a volume: the Docker execs it starts per task and
+// its wall time, against one raw exec of the same scripted CLI run. It
+// reports execs/task, the task's milliseconds, the raw exec's, and their
+// ratio (the task's whole time over the raw exec's).
 func BenchmarkTrivialTask(b *testing.B) {
-	docker := testkit.RequireDocker(b)
-	counter := &execCounter{base: docker.HTTPClient().Transport}
-	counted, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation(), client.WithHTTPClient(&http.Client{Transport: counter}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { counted.Close() })
-	k, err := kennel.New(counted, kennel.Config{Image: testkit.HarnessImage(b), Instance: testInstance, Grace: time.Second}, quiet())
-	if err != nil {
-		b.Fatal(err)
-	}
-	runner := &task.KennelRunner{Kennel: k, Harnesses: harness.NewRegistry(), Credentials: harness.Credentials{"ANTHROPIC_API_KEY": "sk-test"}}
-	e := newEngine(b, runner, engineOptions{timeout: time.Minute})
-	ws := e.workspace(b, k, "trivial")
-	ctx := context.Background()
-	run := func() {
-		t, err := e.Create(ctx, task.Request{Workspace: "trivial", Goal: "touch a file [file:x.txt]"})
+	b.Run("local", func(b *testing.B) {
+		counter := &countingDocker{Client: testkit.RequireDocker(b)}
+		k, err := kennel.New(counter, kennel.Config{Image: testkit.HarnessImage(b), Instance: testInstance, Grace: time.Second}, quiet())
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := wait(b, e, t.ID); got.State != task.Succeeded {
+		runner := &task.KennelRunner{Kennel: k, Harnesses: harness.NewRegistry(), Credentials: harness.Credentials{"ANTHROPIC_API_KEY": "sk-test"}}
+		e := newEngine(b, runner, engineOptions{timeout: time.Minute})
+		ws := e.workspace(b, k, "trivial")
+		benchTrivial(b, e.Engine, k, ws, counter)
+	})
+	b.Run("remote-tls", func(b *testing.B) {
+		image := testkit.HarnessImage(b)
+		engine := testkit.RemoteEngine(b)
+		engine.LoadImage(b, image)
+		counter := &countingDocker{Client: engine.Client(b)}
+		k, err := kennel.New(counter, kennel.Config{Image: image, Instance: testInstance, Grace: time.Second, Volumes: true}, quiet())
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir := b.TempDir()
+		db, err := store.Open(context.Background(), filepath.Join(dir, "fetch.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		reg := workspace.New(filepath.Join(dir, "workspaces"), quiet()).
+			Placed(workspace.NewPlacement(db, func(context.Context) (string, error) { return "remote", nil }))
+		local, err := kennel.New(testkit.RequireDocker(b), kennel.Config{Image: image, Instance: testInstance}, quiet())
+		if err != nil {
+			b.Fatal(err)
+		}
+		pool, err := kennel.NewPool("local", map[string]*kennel.Kennel{"local": local, "remote": k}, reg.EngineOf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg.InKennel(pool)
+		info, err := reg.Create(context.Background(), "trivial", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			pool.Remove(ctx, info.Path)
+			pool.RemoveVolume(ctx, info.Path)
+		})
+		e := task.New(task.Config{Store: db, Workspaces: reg, Runner: &task.KennelRunner{Kennel: pool, Harnesses: harness.NewRegistry(), Credentials: harness.Credentials{"ANTHROPIC_API_KEY": "sk-test"}},
+			Timeout: time.Minute, Logger: quiet()})
+		if err := e.Open(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close(context.Background()) })
+		benchTrivial(b, e, k, info.Path, counter)
+	})
+}
+
+func benchTrivial(b *testing.B, e *task.Engine, k *kennel.Kennel, ws string, counter *countingDocker) {
+	ctx := context.Background()
+	run := func() {
+		t, err := e.Create(ctx, task.Request{Workspace: filepath.Base(ws), Goal: "touch a file [file:x.txt]"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		got, err := e.Wait(wctx, t.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got.State != task.Succeeded {
 			b.Fatalf("task %s: %s: %s", got.ID, got.State, got.Error)
 		}
 	}
@@ -83,7 +132,6 @@ func BenchmarkTrivialTask(b *testing.B) {
 		tasks = append(tasks, time.Since(t0))
 		execs += counter.execs.Load() - before
 	}
-
 	median := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
 	b.ReportMetric(float64(execs)/float64(len(tasks)), "execs/task")
 	b.ReportMetric(float64(median(tasks).Microseconds())/1000, "task-ms")
