@@ -3,6 +3,7 @@ package journey
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/fetch-dev/fetch/internal/testkit"
@@ -162,4 +165,74 @@ func TestJourneyEngineGoesAway(t *testing.T) {
 	m, status = w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
 	id = taskID(t, status.Text)
 	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the next task's result")
+}
+
+// R4: the hostile-workspace plantings (hooks, configuration naming
+// programs, filter drivers) in a workspace on the second engine: a task
+// there completes and its branch reaches Fetch's repository, and none of
+// the planted programs runs on Fetch's machine (no marker in a directory
+// of this machine that they all try to write).
+func TestJourneyHostileWorkspaceOnAnotherEngine(t *testing.T) {
+	t.Parallel()
+	w := newRemoteWorld(t)
+	host := t.TempDir()
+	if err := os.Chmod(host, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	w.start()
+	w.createWorkspace("app")
+	ws := w.workspacePath("app")
+	w.inRemoteKennel(ws, plantScript(ws, ws+"/.git", host, false))
+
+	m, status := w.startTask(ownerID, "add a note to app", "add a note [file:note.txt]", "app")
+	id := taskID(t, status.Text)
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+	out, err := exec.Command("git", "--git-dir", filepath.Join(w.data, "repos", "app.git"), "log", "--oneline", "fetch/"+id).CombinedOutput()
+	if err != nil {
+		t.Errorf("fetch/%s in Fetch's repository: %v: %s", id, err, out)
+	}
+	if got := markers(t, host); len(got) > 0 {
+		t.Errorf("code planted in the workspace ran on Fetch's machine: %q", got)
+	}
+}
+
+// inRemoteKennel runs a shell script as the kennel's user in a container
+// of the kennel image on the world's engine with the workspace's volume
+// mounted at its path, as a coding CLI would run it.
+func (w *world) inRemoteKennel(ws, script string) {
+	w.t.Helper()
+	ctx := context.Background()
+	vols, err := w.docker.VolumeList(ctx, volume.ListOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	name := ""
+	for _, v := range vols.Volumes {
+		if v.Labels["fetch.kennel.workspace-volume"] == ws {
+			name = v.Name
+		}
+	}
+	if name == "" {
+		w.t.Fatalf("no volume for %s on the engine", ws)
+	}
+	uid, gid := kennelUser()
+	resp, err := w.docker.ContainerCreate(ctx, &container.Config{
+		Image: harnessImage(w.t), User: fmt.Sprintf("%d:%d", uid, gid), Entrypoint: []string{"/bin/sh", "-c", script},
+	}, &container.HostConfig{Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: name, Target: ws, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}}, nil, nil, "")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer w.docker.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true})
+	waitC, errC := w.docker.ContainerWait(ctx, resp.ID, container.WaitConditionNextExit)
+	if err := w.docker.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+	select {
+	case r := <-waitC:
+		if r.StatusCode != 0 {
+			w.t.Fatalf("the planting script exited %d", r.StatusCode)
+		}
+	case err := <-errC:
+		w.t.Fatal(err)
+	}
 }
