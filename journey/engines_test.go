@@ -76,8 +76,13 @@ func TestJourneyTaskOnAnotherEngine(t *testing.T) {
 // workspaces (FETCH_ENGINES); the world looks at the kennels there.
 func newRemoteWorld(t *testing.T) *world {
 	t.Helper()
+	return newRemoteWorldOn(t, testkit.RemoteEngine(t))
+}
+
+// newRemoteWorldOn is newRemoteWorld on a given second engine.
+func newRemoteWorldOn(t *testing.T, engine *testkit.Engine) *world {
+	t.Helper()
 	w := newWorld(t)
-	engine := testkit.RemoteEngine(t)
 	w.env["FETCH_ENGINES"] = "remote=" + engine.Host + "?certs=" + engine.CertPath
 	// The kennels are looked at, and removed, where they run, before the
 	// client closes.
@@ -132,15 +137,8 @@ func TestJourneyCrashMidTaskOnAnotherEngine(t *testing.T) {
 // volume) and its history are all there and a new task runs.
 func TestJourneyEngineGoesAway(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	engine := testkit.NewRemoteEngine(t)
-	w.env["FETCH_ENGINES"] = "remote=" + engine.Host + "?certs=" + engine.CertPath
-	local := w.docker
-	w.docker = engine.Client(t)
-	t.Cleanup(func() {
-		w.removeKennels()
-		w.docker = local
-	})
+	engine := testkit.NewRemoteEngine(t) // its own: it is stopped
+	w := newRemoteWorldOn(t, engine)
 	w.start()
 	w.createWorkspace("app")
 	m, status := w.startTask(ownerID, "run the long suite in app", "run the long suite [scenario:slow:30]", "app")

@@ -80,8 +80,7 @@ func (g *Git) Batch(ctx context.Context, workspace string, steps []Step) ([]Step
 	if err != nil {
 		return nil, fmt.Errorf("git batch: %w", err)
 	}
-	var out limited
-	out.max = maxBatchJSON
+	out := Capped{Max: maxBatchJSON}
 	res, err := g.exec.Exec(ctx, kennel.ExecSpec{
 		Workspace: workspace,
 		Argv:      shim.BatchArgv(),
@@ -99,11 +98,11 @@ func (g *Git) Batch(ctx context.Context, workspace string, steps []Step) ([]Step
 	if res.ExitCode != 0 {
 		return nil, fmt.Errorf("git batch: exit code %d: %s", res.ExitCode, strings.TrimSpace(string(res.StderrTail)))
 	}
-	if out.cut {
+	if out.Cut() {
 		return nil, fmt.Errorf("git batch: output over %d bytes", maxBatchJSON)
 	}
 	var br shim.BatchResult
-	if err := json.Unmarshal(out.buf.Bytes(), &br); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &br); err != nil {
 		return nil, fmt.Errorf("git batch: read the results: %w", err)
 	}
 	if len(br.Steps) == 0 || len(br.Steps) > len(steps) {
@@ -171,22 +170,6 @@ func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([
 		}
 	}
 	return results, nil
-}
-
-// limited keeps the first max bytes written and notes a cut.
-type limited struct {
-	buf bytes.Buffer
-	max int
-	cut bool
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.max - l.buf.Len(); room < len(p) {
-		l.buf.Write(p[:max(room, 0)])
-		l.cut = true
-		return len(p), nil
-	}
-	return l.buf.Write(p)
 }
 
 // ExcludeStep is the batch step that adds pattern to the repository's

@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,8 +95,8 @@ func (m *Mirror) hostGit(ctx context.Context, c hostCmd) (string, error) {
 	if limit <= 0 {
 		limit = maxOutput
 	}
-	stdout := &capped{max: limit}
-	stderr := &capped{max: maxStderr, tail: true}
+	stdout := &gitrun.Capped{Max: limit}
+	stderr := &gitrun.Capped{Max: maxStderr, Tail: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	op := "git " + c.args[0]
@@ -115,7 +114,7 @@ func (m *Mirror) hostGit(ctx context.Context, c hostCmd) (string, error) {
 			Stderr:   scrub(strings.TrimSpace(stderr.String()), c.secrets),
 		}
 	}
-	if stdout.cut {
+	if stdout.Cut() {
 		return stdout.String(), fmt.Errorf("%s: output over %d bytes: %w", op, limit, ErrTooLarge)
 	}
 	return stdout.String(), nil
@@ -138,34 +137,6 @@ func scrubAll(ss []string, secrets []string) []string {
 	return ss
 }
 
-// capped keeps at most max bytes of what is written: the head, or the
-// tail when tail is set.
-type capped struct {
-	max  int
-	tail bool
-	buf  bytes.Buffer
-	cut  bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	n := len(p)
-	if c.tail {
-		c.buf.Write(p)
-		if over := c.buf.Len() - c.max; over > 0 {
-			c.buf.Next(over)
-			c.cut = true
-		}
-		return n, nil
-	}
-	if room := c.max - c.buf.Len(); room < len(p) {
-		p = p[:max(room, 0)]
-		c.cut = true
-	}
-	c.buf.Write(p)
-	return n, nil
-}
-
-func (c *capped) String() string { return c.buf.String() }
 
 // limitWriter passes at most max bytes to w; beyond that it fails with
 // ErrTooLarge (which stops the kennel's run).

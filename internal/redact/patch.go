@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -78,4 +79,21 @@ func addedLines(patch string) []addedFile {
 		}
 	}
 	return out
+}
+
+// DescribeFindings names findings as "path:line (rule)", comma separated,
+// at most max of them and then how many more: never the secrets.
+func DescribeFindings(fs []PatchFinding, max int) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i == max {
+			fmt.Fprintf(&b, " and %d more", len(fs)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s:%d (%s)", f.Path, f.Line, f.Rule)
+	}
+	return b.String()
 }

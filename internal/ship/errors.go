@@ -7,6 +7,7 @@ import (
 
 	"github.com/fetch-dev/fetch/internal/github"
 	"github.com/fetch-dev/fetch/internal/mirror"
+	"github.com/fetch-dev/fetch/internal/redact"
 )
 
 var (
@@ -50,20 +51,12 @@ const maxNamed = 10
 type SecretsError struct{ Findings []Finding }
 
 func (e *SecretsError) Error() string {
-	var b strings.Builder
-	b.WriteString("nothing was pushed: the work holds what look like secrets: ")
+	fs := make([]redact.PatchFinding, len(e.Findings))
 	for i, f := range e.Findings {
-		if i == maxNamed {
-			fmt.Fprintf(&b, " and %d more", len(e.Findings)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s:%d (%s)", f.Path, f.Line, f.Rule)
+		fs[i] = redact.PatchFinding(f)
 	}
-	b.WriteString(". Remove them from the branch's history, then ship again.")
-	return b.String()
+	return "nothing was pushed: the work holds what look like secrets: " + redact.DescribeFindings(fs, maxNamed) +
+		". Remove them from the branch's history, then ship again."
 }
 
 // Advice is a shipping failure as the owner reads it: what happened and

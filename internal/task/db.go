@@ -112,7 +112,12 @@ func (e *Engine) list(ctx context.Context, f Filter) ([]Task, error) {
 		limit = 100
 	}
 	args = append(args, limit)
-	rows, err := e.db.QueryContext(ctx, "SELECT "+taskColumns+" FROM "+tasksTable+" WHERE "+strings.Join(where, " AND ")+" ORDER BY created_at DESC, id DESC LIMIT ?", args...)
+	return e.query(ctx, "WHERE "+strings.Join(where, " AND ")+" ORDER BY created_at DESC, id DESC LIMIT ?", args...)
+}
+
+// query reads the tasks a WHERE … clause selects.
+func (e *Engine) query(ctx context.Context, clause string, args ...any) ([]Task, error) {
+	rows, err := e.db.QueryContext(ctx, "SELECT "+taskColumns+" FROM "+tasksTable+" "+clause, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,6 @@
 package task
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/fetch-dev/fetch/internal/redact"
 )
 
@@ -31,20 +28,12 @@ type SecretsError struct {
 }
 
 func (e *SecretsError) Error() string {
-	var b strings.Builder
-	b.WriteString("nothing was committed: the work holds what look like secrets: ")
+	fs := make([]redact.PatchFinding, len(e.Findings))
 	for i, f := range e.Findings {
-		if i == maxNamedFindings {
-			fmt.Fprintf(&b, " and %d more", len(e.Findings)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s:%d (%s)", f.Path, f.Line, f.Rule)
+		fs[i] = redact.PatchFinding(f)
 	}
-	b.WriteString(". Remove them from the worktree, then commit by hand or run the task again.")
-	return b.String()
+	return "nothing was committed: the work holds what look like secrets: " + redact.DescribeFindings(fs, maxNamedFindings) +
+		". Remove them from the worktree, then commit by hand or run the task again."
 }
 
 // scanWork looks for secrets in the lines the work adds: the patch from

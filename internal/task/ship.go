@@ -452,22 +452,8 @@ func (e *Engine) prEnded(ctx context.Context, t Task) (Task, error) {
 // their worktree still there. A task running again (a resolve, a review)
 // is looked at once it ends.
 func (e *Engine) openPRs(ctx context.Context) ([]Task, error) {
-	rows, err := e.db.QueryContext(ctx, "SELECT "+taskColumns+" FROM "+tasksTable+
-		" WHERE (pr_state = 'open' OR (pr_state IN ('merged', 'closed') AND worktree != ''))"+
+	return e.query(ctx, "WHERE (pr_state = 'open' OR (pr_state IN ('merged', 'closed') AND worktree != ''))"+
 		" AND state NOT IN ('queued', 'running', 'waiting_input') ORDER BY created_at LIMIT 200")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // spawn runs work on a goroutine of the engine (Close waits for it),

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,8 +52,8 @@ func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (str
 	if r.runAs != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(r.runAs.uid), Gid: uint32(r.runAs.gid)}}
 	}
-	stdout := &capped{max: maxGitOutput}
-	stderr := &capped{max: maxHostStderr, tail: true}
+	stdout := &gitrun.Capped{Max: maxGitOutput}
+	stderr := &gitrun.Capped{Max: maxHostStderr, Tail: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
@@ -69,31 +68,3 @@ func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (str
 	return stdout.String(), nil
 }
 
-// capped keeps at most max bytes of what is written: the head, or the
-// tail when tail is set.
-type capped struct {
-	max  int
-	tail bool
-	buf  bytes.Buffer
-	cut  bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	n := len(p)
-	if c.tail {
-		c.buf.Write(p)
-		if over := c.buf.Len() - c.max; over > 0 {
-			c.buf.Next(over)
-			c.cut = true
-		}
-		return n, nil
-	}
-	if room := c.max - c.buf.Len(); room < len(p) {
-		p = p[:max(room, 0)]
-		c.cut = true
-	}
-	c.buf.Write(p)
-	return n, nil
-}
-
-func (c *capped) String() string { return c.buf.String() }
