@@ -137,7 +137,6 @@ func scrubAll(ss []string, secrets []string) []string {
 	return ss
 }
 
-
 // limitWriter passes at most max bytes to w; beyond that it fails with
 // ErrTooLarge (which stops the kennel's run).
 type limitWriter struct {

@@ -67,4 +67,3 @@ func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (str
 	}
 	return stdout.String(), nil
 }
-
