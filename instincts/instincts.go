@@ -121,6 +121,9 @@ type State struct {
 	// Shipping describes how the selected workspace's work ships ("" when
 	// unknown); filled for /status only.
 	Shipping string
+	// Engines describes the Docker engines and their load when Fetch uses
+	// more than one; filled for /status only.
+	Engines string
 }
 
 // Response is an instinct's answer.
@@ -264,6 +267,9 @@ func status(_ string, st State) Response {
 	}
 	if st.Shipping != "" {
 		fmt.Fprintf(&b, "\nShipping: %s", st.Shipping)
+	}
+	if st.Engines != "" {
+		fmt.Fprintf(&b, "\nEngines: %s", st.Engines)
 	}
 	if st.Prompt != nil {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))

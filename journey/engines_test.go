@@ -44,6 +44,11 @@ func TestJourneyTaskOnAnotherEngine(t *testing.T) {
 		t.Errorf("no volume for app on the remote engine")
 	}
 
+	st := w.ask(ownerID, "/status", statusRe)
+	if !regexp.MustCompile(`Engines: local \(\d+ kennel\(s\).*\), remote \(\d+ kennel\(s\), [\d.]+ GiB and \d+ CPUs left\)`).MatchString(st.Text) {
+		t.Errorf("/status does not show the engines and their load: %q", st.Text)
+	}
+
 	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
 	id := taskID(t, status.Text)
 	res := w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -31,6 +32,67 @@ type kennels struct {
 	pool       *kennel.Pool
 	workspaces *workspace.Registry
 	release    func()
+	// clients are the engines' Docker clients, by name; kcfg the kennels'
+	// configuration (their limits).
+	clients map[string]client.APIClient
+	kcfg    kennel.Config
+}
+
+// statusTimeout bounds the look at the engines for /status.
+const statusTimeout = 3 * time.Second
+
+// describe says, for /status, which engines Fetch uses and their load: the
+// kennels on each and the memory left for more. "" when only the local
+// engine is used.
+func (ks *kennels) describe(ctx context.Context) string {
+	if len(ks.clients) < 2 {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	var parts []string
+	for _, name := range ks.pool.Names() {
+		c := ks.clients[name]
+		if c == nil {
+			parts = append(parts, name+" (unavailable)")
+			continue
+		}
+		l, err := load(ctx, c, ks.kcfg)
+		if err != nil {
+			parts = append(parts, fmt.Sprintf("%s (unreachable: %v)", name, err))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d kennel(s), %.1f GiB and %.0f CPUs left)", name, l.kennels, float64(l.freeMem)/(1<<30), l.freeCPU))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// engineLoad is what an engine has left for kennels.
+type engineLoad struct {
+	kennels int
+	freeMem int64
+	freeCPU float64
+}
+
+// load reads an engine's room: its memory and CPUs minus the limits of the
+// kennels on it.
+func load(ctx context.Context, c client.APIClient, kcfg kennel.Config) (engineLoad, error) {
+	info, err := c.Info(ctx)
+	if err != nil {
+		return engineLoad{}, err
+	}
+	list, err := c.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", kennel.LabelInstance))})
+	if err != nil {
+		return engineLoad{}, err
+	}
+	mem, cpus := kcfg.Memory, kcfg.CPUs
+	if mem == 0 {
+		mem = kennel.DefaultMemory
+	}
+	if cpus == 0 {
+		cpus = kennel.DefaultCPUs
+	}
+	return engineLoad{kennels: len(list), freeMem: info.MemTotal - int64(len(list))*mem, freeCPU: float64(info.NCPU) - float64(len(list))*cpus}, nil
 }
 
 // newKennels connects to the engines. The local engine is not contacted
@@ -113,7 +175,7 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger)
 		return nil, err
 	}
 	reg.InKennel(pool)
-	return &kennels{pool: pool, workspaces: reg, release: release}, nil
+	return &kennels{pool: pool, workspaces: reg, release: release, clients: clients, kcfg: kcfg}, nil
 }
 
 // roomiest picks the engine with the most memory left for kennels: its
@@ -130,28 +192,13 @@ func roomiest(ctx context.Context, names []string, clients map[string]client.API
 		if c == nil {
 			continue
 		}
-		info, err := c.Info(ctx)
+		l, err := load(ctx, c, kcfg)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("engine %s: %w", n, err))
 			continue
 		}
-		list, err := c.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", kennel.LabelInstance))})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("engine %s: %w", n, err))
-			continue
-		}
-		mem := kcfg.Memory
-		if mem == 0 {
-			mem = kennel.DefaultMemory
-		}
-		cpus := kcfg.CPUs
-		if cpus == 0 {
-			cpus = kennel.DefaultCPUs
-		}
-		free := info.MemTotal - int64(len(list))*mem
-		freeCPU := float64(info.NCPU) - float64(len(list))*cpus
-		if free > bestFree || free == bestFree && freeCPU > bestCPU {
-			best, bestFree, bestCPU = n, free, freeCPU
+		if l.freeMem > bestFree || l.freeMem == bestFree && l.freeCPU > bestCPU {
+			best, bestFree, bestCPU = n, l.freeMem, l.freeCPU
 		}
 	}
 	if best == "" {

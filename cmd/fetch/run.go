@@ -241,6 +241,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Scheduler: pro.sched,
 		Watcher:   pro.watch,
 		Shipping:  shipper,
+		Engines:   ks.describe,
 		Location:  cfg.Location,
 		Scrub:     db.Scrub,
 	}

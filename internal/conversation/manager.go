@@ -117,6 +117,9 @@ type Config struct {
 	Watcher Watcher
 	// Shipping carries out /ship; nil when this Fetch ships nothing.
 	Shipping Shipping
+	// Engines describes the Docker engines and their load for /status;
+	// nil when Fetch uses only the local one.
+	Engines func(ctx context.Context) string
 	// Location is the owner's time zone, in which instincts read and show
 	// times; UTC when nil.
 	Location *time.Location

@@ -263,8 +263,13 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		}
 		st.Spend = spend
 	}
-	if s.m.cfg.Shipping != nil && st.Workspace != "" && isStatus(it.text) {
-		st.Shipping = s.m.cfg.Shipping.Describe(ctx, st.Workspace)
+	if isStatus(it.text) {
+		if s.m.cfg.Shipping != nil && st.Workspace != "" {
+			st.Shipping = s.m.cfg.Shipping.Describe(ctx, st.Workspace)
+		}
+		if s.m.cfg.Engines != nil {
+			st.Engines = s.m.cfg.Engines(ctx)
+		}
 	}
 	t, err := s.m.running(ctx, s.c.id)
 	if err != nil {
