@@ -50,7 +50,7 @@ func (p *Placement) Engine(ctx context.Context, name string) (string, error) {
 	}
 	err := p.db.QueryRowContext(ctx, `SELECT engine FROM workspace_engines WHERE workspace = ?`, name).Scan(&e)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		return "", nil // not cached: another process may place it
 	}
 	if err != nil {
 		return "", fmt.Errorf("workspace: placement of %s: %w", name, err)
@@ -119,8 +119,11 @@ func (r *Registry) engineOf(ctx context.Context, name string) (string, error) {
 // EngineOf is the engine of the workspace at path (a workspace's path under
 // the root), "" for the local engine: what a kennel.Pool routes by.
 func (r *Registry) EngineOf(path string) string {
-	if filepath.Dir(path) != r.root {
+	if r.placement == nil || filepath.Dir(path) != r.root {
 		return ""
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return "" // a directory here: local (a placed name never has one)
 	}
 	e, err := r.engineOf(context.Background(), filepath.Base(path))
 	if err != nil {

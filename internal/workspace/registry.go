@@ -117,10 +117,15 @@ func (r *Registry) Path(name string) (string, error) {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
 	p := filepath.Join(r.root, name)
-	if e, err := r.engineOf(context.Background(), name); err != nil {
-		return "", err
-	} else if e != "" {
-		return p, nil
+	if r.placement != nil {
+		if _, err := os.Lstat(p); err != nil {
+			// Not here: on another engine, or nowhere.
+			if e, err := r.engineOf(context.Background(), name); err != nil {
+				return "", err
+			} else if e != "" {
+				return p, nil
+			}
+		}
 	}
 	fi, err := os.Lstat(p)
 	switch {
