@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	// ship: push and pull requests, over both.
 	"internal/github": {},
 	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact"},
-	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "instincts"},
+	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "internal/redact", "instincts"},
 	"harness":         {"kennel", "internal/gitrun"},
 	"identity":        {},
 	"internal/llm":    {},
