@@ -45,7 +45,7 @@ func TestJourneyTaskOnAnotherEngine(t *testing.T) {
 	}
 
 	st := w.ask(ownerID, "/status", statusRe)
-	if !regexp.MustCompile(`Engines: local \(\d+ kennel\(s\).*\), remote \(\d+ kennel\(s\), [\d.]+ GiB and \d+ CPUs left\)`).MatchString(st.Text) {
+	if !regexp.MustCompile(`Engines: local \(\d+ kennel\(s\).*\), remote \(\d+ kennel\(s\), -?[\d.]+ GiB and -?\d+ CPUs left\)`).MatchString(st.Text) {
 		t.Errorf("/status does not show the engines and their load: %q", st.Text)
 	}
 

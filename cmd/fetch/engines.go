@@ -74,14 +74,18 @@ type engineLoad struct {
 	freeCPU float64
 }
 
-// load reads an engine's room: its memory and CPUs minus the limits of the
-// kennels on it.
+// load reads an engine's room: its memory and CPUs minus the limits of this
+// Fetch's kennels on it (negative when they may use more than it has).
 func load(ctx context.Context, c client.APIClient, kcfg kennel.Config) (engineLoad, error) {
 	info, err := c.Info(ctx)
 	if err != nil {
 		return engineLoad{}, err
 	}
-	list, err := c.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", kennel.LabelInstance))})
+	instance := kcfg.Instance
+	if instance == "" {
+		instance = kennel.DefaultInstance
+	}
+	list, err := c.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", kennel.LabelInstance+"="+instance))})
 	if err != nil {
 		return engineLoad{}, err
 	}
