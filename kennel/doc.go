@@ -19,7 +19,8 @@
 // hardened: the non-root kennel user, all capabilities dropped,
 // no-new-privileges, memory/CPU/pids limits, a read-only root with tmpfs /tmp
 // and home, no environment of its own, nothing from the host but the workspace,
-// bind-mounted at its own absolute path (git worktrees record absolute paths).
+// bind-mounted at its own absolute path (git worktrees record absolute paths),
+// or its volume (Config.Volumes).
 //
 // Every process runs under fetch-shim (package kennel/shim) in a process group
 // of its own, tagged with its task id: Docker can neither kill an exec nor
@@ -39,7 +40,16 @@
 // id and no files, so that a timeout or a cancellation can always stop them;
 // the cost is measured by BenchmarkDispatch against a bare SDK exec.
 //
-// Imports: the Docker client, errgroup and kennel/shim; nothing else of Fetch.
+// Several engines: ParseEngines reads FETCH_ENGINES and Dial connects to an
+// engine over ssh (one connection per engine, golang.org/x/crypto/ssh, the
+// engine's socket dialed through it), TLS or a docker context; EnsureImage
+// copies the kennel image between engines (docker save into docker load). On
+// an engine that shares no path with Fetch, Config.Volumes keeps each
+// workspace in a named volume mounted at its path. A Pool holds one Kennel
+// per engine and routes every call by its workspace's placement.
+//
+// Imports: the Docker client, errgroup, x/crypto/ssh and kennel/shim; nothing
+// else of Fetch.
 // Concurrency: a Kennel is safe for concurrent use. New starts nothing; Exec
 // and Follow each own one goroutine (reading the stream) for their duration,
 // Reconcile a bounded errgroup. Nothing outlives the call that started it.

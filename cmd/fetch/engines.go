@@ -100,11 +100,12 @@ func load(ctx context.Context, c client.APIClient, kcfg kennel.Config) (engineLo
 }
 
 // newKennels connects to the engines. The local engine is not contacted
-// until a task needs it (the conversations work without Docker); another
-// engine is dialed now, and gets the kennel image from the local one when
-// it lacks it. An engine that cannot be reached is left out, with an error
+// until a task needs it (the conversations work without Docker); with
+// remote, every other engine is dialed now and gets the kennel image from
+// the local one when it lacks it (commands that only read the database
+// skip that). An engine that cannot be reached is left out, with an error
 // in the log: its workspaces say so when used.
-func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger) (*kennels, error) {
+func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, remote bool) (*kennels, error) {
 	local, err := kennel.NewDockerClient("")
 	if err != nil {
 		return nil, err
@@ -125,6 +126,9 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger)
 	clients := map[string]client.APIClient{localEngine: local}
 	var choices []string
 	for _, spec := range cfg.Engines {
+		if !remote && spec.Kind != kennel.EngineLocal {
+			continue
+		}
 		if spec.Kind == kennel.EngineLocal {
 			choices = append(choices, localEngine)
 			continue

@@ -207,7 +207,7 @@ type conversations struct {
 // work without it.
 func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
 	updates := task.NewFeed()
-	ks, err := newKennels(context.Background(), cfg, db, log)
+	ks, err := newKennels(context.Background(), cfg, db, log, true)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,8 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	if adopt || sub == "follow" || sub == "answer" {
 		obs = &printer{w: stdout, clean: clean}
 	}
-	ks, err := newKennels(ctx, cfg, db, log)
+	// ls, show and log read the database only: no engine to dial.
+	ks, err := newKennels(ctx, cfg, db, log, sub != "ls" && sub != "show" && sub != "log")
 	if err != nil {
 		return err
 	}

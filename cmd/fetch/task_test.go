@@ -200,7 +200,7 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 	}
 	defer db.Close()
 	working := make(chan struct{}, 1)
-	ks, err := newKennels(t.Context(), cfg, db, quietLog())
+	ks, err := newKennels(t.Context(), cfg, db, quietLog(), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -122,15 +121,13 @@ func stepArgs(s Step) []string {
 	return s.Args
 }
 
-var captureRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // stepByStep runs a batch one exec per step, for a shim without batch.
 func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([]StepResult, error) {
 	vars := map[string]string{}
 	expand := func(ss []string) []string {
 		out := make([]string, len(ss))
 		for i, s := range ss {
-			out[i] = captureRef.ReplaceAllStringFunc(s, func(m string) string { return vars[m[2:len(m)-1]] })
+			out[i] = shim.Expand(s, vars)
 		}
 		return out
 	}
@@ -161,8 +158,7 @@ func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([
 			}
 		}
 		if s.Capture != "" {
-			line, _, _ := strings.Cut(strings.TrimSpace(r.Stdout), "\n")
-			vars[s.Capture] = line
+			vars[s.Capture] = shim.Captured(r.Stdout)
 		}
 		results = append(results, r)
 		if r.Exit != 0 && !s.AllowFail {

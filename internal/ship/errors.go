@@ -18,8 +18,9 @@ var (
 	ErrNoRemote = errors.New("the workspace has no GitHub repository")
 	// ErrLocal: the workspace's mode is local; nothing is pushed.
 	ErrLocal = errors.New("the workspace is local: its work is never pushed")
-	// ErrNoPR: the task has no pull request.
-	ErrNoPR = errors.New("no pull request")
+	// ErrNothingToShip: the branch adds nothing to the latest base (its
+	// work is there already).
+	ErrNothingToShip = errors.New("the branch adds nothing to its base")
 	// ErrNotAllowed: the workspace's mode does not allow the action.
 	ErrNotAllowed = errors.New("not allowed by the workspace's shipping mode")
 )

@@ -95,7 +95,7 @@ func ParseRemote(raw, host string) (Remote, error) {
 
 // settings reads a workspace's settings; the defaults when it has none.
 func (s *Shipper) settings(ctx context.Context, ws string) (Settings, error) {
-	return readSettings(ctx, s.db, ws)
+	return readSettings(ctx, s.store.SQL(), ws)
 }
 
 // readSettings reads a workspace's settings through q (the database or a
@@ -134,7 +134,7 @@ func SetModeTx(ctx context.Context, tx *sql.Tx, ws string, m Mode, now string) e
 // Link records a workspace's GitHub repository (a clone from GitHub, or
 // the origin read at the first shipment).
 func (s *Shipper) Link(ctx context.Context, ws string, r Remote) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO workspace_ship (workspace, owner, repo, base_branch, updated_at) VALUES (?, ?, ?, ?, ?)
+	_, err := s.store.SQL().ExecContext(ctx, `INSERT INTO workspace_ship (workspace, owner, repo, base_branch, updated_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT(workspace) DO UPDATE SET owner = excluded.owner, repo = excluded.repo, base_branch = excluded.base_branch, updated_at = excluded.updated_at`,
 		ws, r.Owner, r.Repo, r.Base, store.FormatTime(s.now()))
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Shipper) LinkURL(ctx context.Context, ws, cloneURL string) (Remote, boo
 
 // Forget drops a deleted workspace's settings and its mirror.
 func (s *Shipper) Forget(ctx context.Context, ws string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM workspace_ship WHERE workspace = ?`, ws); err != nil {
+	if _, err := s.store.SQL().ExecContext(ctx, `DELETE FROM workspace_ship WHERE workspace = ?`, ws); err != nil {
 		return fmt.Errorf("ship: forget %s: %w", ws, err)
 	}
 	return s.mirror.Delete(ctx, ws)

@@ -2,7 +2,6 @@ package ship
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,7 +41,6 @@ type Config struct {
 // Shipper ships tasks' branches.
 type Shipper struct {
 	store  *store.DB
-	db     *sql.DB
 	exists func(ctx context.Context, ws string) error
 	mirror *mirror.Mirror
 	gh     *github.Client
@@ -68,7 +66,7 @@ func New(cfg Config) *Shipper {
 	if host == "" {
 		host = "github.com"
 	}
-	return &Shipper{store: cfg.Store, db: cfg.Store.SQL(), exists: cfg.Exists, mirror: cfg.Mirror, gh: cfg.GitHub, token: cfg.Token, host: host,
+	return &Shipper{store: cfg.Store, exists: cfg.Exists, mirror: cfg.Mirror, gh: cfg.GitHub, token: cfg.Token, host: host,
 		origin: cfg.Origin, log: cfg.Logger, now: now, locks: map[string]*sync.Mutex{}}
 }
 
@@ -206,7 +204,7 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 		return res, se
 	}
 	if head == onto {
-		return res, fmt.Errorf("ship: the branch adds nothing to %s: %w", base, ErrNoPR)
+		return res, fmt.Errorf("ship: %s: %w", base, ErrNothingToShip)
 	}
 	if err := s.mirror.Push(ctx, remote, w.Workspace, w.Branch, w.Branch, true); err != nil {
 		return res, fmt.Errorf("ship: push %s: %w", w.Branch, err)

@@ -158,10 +158,7 @@ func (e *Engine) shipAtEnd(ctx context.Context, t *Task) State {
 	}
 	ctx, cancel := context.WithTimeout(base, shipTimeout)
 	defer cancel()
-	w := e.shipWork(*t)
-	w.AutoMerge = e.autoMerge(ctx, *t)
-	w.Tests = e.testResults(ctx, t.ID)
-	res, err := e.cfg.Shipper.Ship(ctx, w)
+	res, err := e.cfg.Shipper.Ship(ctx, e.work(ctx, *t))
 	switch {
 	case errors.Is(err, ship.ErrLocal), errors.Is(err, ship.ErrNoRemote):
 		return Succeeded
@@ -302,36 +299,60 @@ func shipAdvice(err error) string { return "not pushed: " + ship.Advice(err) }
 // was resolved since). It returns the task as recorded afterwards and
 // publishes a Shipped update.
 func (e *Engine) Ship(ctx context.Context, id string) (Task, error) {
+	t, err := e.shippable(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	return e.shipNow(ctx, t)
+}
+
+// shippable loads task id, which must be a finished Work task with its
+// branch and worktree.
+func (e *Engine) shippable(ctx context.Context, id string) (Task, error) {
 	if e.cfg.Shipper == nil {
 		return Task{}, fmt.Errorf("task: ship %s: shipping is not configured in this Fetch: %w", id, ErrInvalid)
 	}
 	t, err := e.Get(ctx, id)
-	if err != nil {
+	switch {
+	case err != nil:
 		return Task{}, err
-	}
-	if t.Mode != Work || (t.State != Succeeded && t.State != NeedsAttention) || t.Worktree == "" {
-		return t, fmt.Errorf("task: ship %s: it is %s%s; only a finished task with its branch can ship: %w", id, t.State, map[bool]string{true: " without a worktree"}[t.Worktree == ""], ErrState)
-	}
-	if len(t.Commits) == 0 {
+	case t.Mode != Work || (t.State != Succeeded && t.State != NeedsAttention):
+		return t, fmt.Errorf("task: ship %s: it is %s; only a finished task with its branch can ship: %w", id, t.State, ErrState)
+	case t.Worktree == "":
+		return t, fmt.Errorf("task: ship %s: its worktree is gone: %w", id, ErrState)
+	case len(t.Commits) == 0:
 		return t, fmt.Errorf("task: ship %s: its branch holds no commit: %w", id, ErrState)
 	}
-	sctx, cancel := context.WithTimeout(ctx, shipTimeout)
-	defer cancel()
+	return t, nil
+}
+
+// work is what the shipper needs of t, with the owner's autonomy and the
+// tests the CLI ran.
+func (e *Engine) work(ctx context.Context, t Task) ship.Work {
 	w := e.shipWork(t)
 	w.AutoMerge = e.autoMerge(ctx, t)
 	w.Tests = e.testResults(ctx, t.ID)
-	res, serr := e.cfg.Shipper.Ship(sctx, w)
+	return w
+}
+
+// shipNow ships t, records the outcome on it and publishes a Shipped
+// update (with Update.Err when the outcome could not be recorded).
+func (e *Engine) shipNow(ctx context.Context, t Task) (Task, error) {
+	sctx, cancel := context.WithTimeout(ctx, shipTimeout)
+	defer cancel()
+	res, serr := e.cfg.Shipper.Ship(sctx, e.work(ctx, t))
 	from := t.State
 	t.State = e.applyShip(&t, res, serr, from)
 	if serr == nil && from == NeedsAttention {
 		t.State, t.Error = Succeeded, ""
 	}
 	if err := e.save(ctx, t, from, "shipped"); err != nil {
+		e.notify(ctx, Update{Kind: Shipped, Task: t, Err: err.Error()})
 		return t, err
 	}
 	e.notify(ctx, Update{Kind: Shipped, Task: t})
 	if serr != nil {
-		return t, fmt.Errorf("task: ship %s: %w", id, serr)
+		return t, fmt.Errorf("task: ship %s: %w", t.ID, serr)
 	}
 	return t, nil
 }
@@ -478,22 +499,15 @@ func (e *Engine) spawn(work func(ctx context.Context)) error {
 
 // RequestShip starts Ship in the background and returns: the conversation
 // goroutine never waits on GitHub. What happened arrives as a Shipped
-// update (Update.Err when it failed before anything was recorded).
+// update (Update.Err when its outcome could not be recorded).
 func (e *Engine) RequestShip(ctx context.Context, id string) error {
-	if e.cfg.Shipper == nil {
-		return fmt.Errorf("task: ship %s: shipping is not configured in this Fetch: %w", id, ErrInvalid)
-	}
-	t, err := e.Get(ctx, id)
+	t, err := e.shippable(ctx, id)
 	if err != nil {
 		return err
 	}
 	return e.spawn(func(ctx context.Context) {
-		if _, err := e.Ship(ctx, id); err != nil {
+		if _, err := e.shipNow(ctx, t); err != nil {
 			e.log.Warn("ship a task", "task", id, "err", err)
-			if now, gerr := e.Get(ctx, id); gerr == nil && now.UpdatedAt.Equal(t.UpdatedAt) {
-				// Nothing recorded (refused before shipping): say why.
-				e.notify(ctx, Update{Kind: Shipped, Task: now, Err: ship.Advice(err)})
-			}
 		}
 	})
 }

@@ -1,6 +1,9 @@
 // Package testkit holds the fakes shared by tests: Discord, OpenRouter,
-// scripted coding CLIs, and the kennel test image (KennelImage, built from
-// Dockerfile.kennel; KennelLayer adds files on top of it). It is imported by
+// GitHub (NewGitHub: its REST routes, with real bare repositories behind it
+// served over git's smart HTTP), scripted coding CLIs, the kennel test image
+// (KennelImage, built from Dockerfile.kennel; KennelLayer adds files on top
+// of it), and a second, real Docker engine (RemoteEngine: dockerd and sshd
+// in a container, reached over TLS and SSH). It is imported by
 // tests only. Helpers take testing.TB and fail the test on error.
 //
 // Tests that need Docker call RequireDocker: it skips when no engine answers,

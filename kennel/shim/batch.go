@@ -117,11 +117,20 @@ func (b Batch) check() error {
 	return nil
 }
 
+// Expand replaces each "${name}" in s by vars[name] (a capture).
+func Expand(s string, vars map[string]string) string {
+	return captureRef.ReplaceAllStringFunc(s, func(m string) string { return vars[m[2:len(m)-1]] })
+}
+
+// Captured is what a step's stdout gives a capture: its trimmed first line.
+func Captured(stdout string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(stdout), "\n")
+	return line
+}
+
 func (b Batch) run(ctx context.Context) BatchResult {
 	vars := map[string]string{}
-	expand := func(s string) string {
-		return captureRef.ReplaceAllStringFunc(s, func(m string) string { return vars[m[2:len(m)-1]] })
-	}
+	expand := func(s string) string { return Expand(s, vars) }
 	budget := MaxBatchStdout
 	var res BatchResult
 	for _, s := range b.Steps {
@@ -152,8 +161,7 @@ func (b Batch) run(ctx context.Context) BatchResult {
 		budget -= out.buf.Len()
 		r.Stdout, r.Truncated, r.Stderr = out.buf.String(), out.cut, errTail.String()
 		if s.Capture != "" {
-			line, _, _ := strings.Cut(strings.TrimSpace(r.Stdout), "\n")
-			vars[s.Capture] = line
+			vars[s.Capture] = Captured(r.Stdout)
 		}
 		res.Steps = append(res.Steps, r)
 		if r.Exit != 0 && !s.AllowFail || ctx.Err() != nil {
