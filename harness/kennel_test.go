@@ -350,3 +350,30 @@ func TestKennelHugeOutput(t *testing.T) {
 		t.Fatalf("%d events with %d bytes of text", n, size)
 	}
 }
+
+// TestKennelCLIMissing: a CLI that is not in the kennel image fails the
+// run with a message naming it and the command that builds the image with
+// it, not Go's "executable file not found".
+func TestKennelCLIMissing(t *testing.T) {
+	docker := testkit.RequireDocker(t)
+	k, err := kennel.New(docker, kennel.Config{
+		Image:    testkit.KennelImage(t), // no CLIs
+		Instance: "harness-nocli-" + strconv.Itoa(os.Getpid()),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := kennelRepo(t, k)
+	reg := harness.NewRegistry()
+	for _, name := range []harness.Name{"claude", "codex"} {
+		a, _ := reg.Get(name)
+		o, err := harness.Run(t.Context(), k, a, harness.Task{ID: "nocli-" + string(name), Goal: "anything", Workspace: ws}, credentials, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(name) + " is not installed in the kennel image: build the image with it: scripts/build-images.sh --kennel-only --cli " + string(name)
+		if o.Success || o.Error != want {
+			t.Errorf("%s: outcome error %q; want %q", name, o.Error, want)
+		}
+	}
+}

@@ -6,7 +6,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fetch-dev/fetch/kennel"
 )
+
+// exitNotFound is the exit code of a run whose program could not be found
+// (fetch-shim's, like the shell's).
+const exitNotFound = 127
 
 // Outcome is what a run came to.
 type Outcome struct {
@@ -91,6 +97,8 @@ type end struct {
 	timedOut   bool
 	timeout    time.Duration
 	stopped    bool
+	// program is the CLI the run started (argv[0]), when known.
+	program string
 }
 
 // outcome combines the stream with how the process ended.
@@ -127,6 +135,11 @@ func (t *tally) failure(e end) string {
 		return t.result
 	case t.lastError != "":
 		return t.lastError
+	}
+	if e.program != "" && !t.terminal && e.exitCode == exitNotFound &&
+		strings.Contains(e.stderrTail, "fetch-shim: start ") {
+		return fmt.Sprintf("%s is not installed in the kennel image: build the image with it: %s",
+			e.program, kennel.BuildCommand("", e.program))
 	}
 	var msg string
 	switch {

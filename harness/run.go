@@ -70,6 +70,7 @@ func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds C
 		timedOut:   timedOut,
 		timeout:    task.Timeout,
 		stopped:    res.Stopped || ctx.Err() != nil,
+		program:    inv.Argv[0],
 	})
 
 	if !measure {

@@ -38,9 +38,20 @@ const (
 // concurrent calls race to create the same one.
 const createAttempts = 3
 
-// BuildCommand is how to build the kennel image from a checkout of Fetch.
-func BuildCommand(image string) string {
-	return "CGO_ENABLED=0 go build -o build/fetch-shim ./cmd/fetch-shim && docker build -f Dockerfile.kennel -t " + image + " ."
+// BuildCommand is how to build the kennel image (DefaultImage when image
+// is empty) with the coding CLIs clis from a checkout of Fetch: the same
+// command the README gives.
+func BuildCommand(image string, clis ...string) string {
+	cmd := "scripts/build-images.sh --kennel-only"
+	if len(clis) > 0 {
+		cmd += " --cli " + strings.Join(clis, ",")
+	} else {
+		cmd += " --cli claude"
+	}
+	if image != "" && image != DefaultImage {
+		cmd += " --kennel-image " + image
+	}
+	return cmd
 }
 
 // EnsureImage checks that the kennel image exists and returns its ID. A missing

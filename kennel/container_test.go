@@ -143,7 +143,7 @@ func TestContainerConcurrentFirstRuns(t *testing.T) {
 func TestMissingImageSaysHowToBuildIt(t *testing.T) {
 	e := newEnv(t, func(c *kennel.Config) { c.Image = "fetch-kennel-test:does-not-exist" })
 	_, err := e.k.EnsureImage(context.Background())
-	if !errors.Is(err, kennel.ErrImageMissing) || !strings.Contains(err.Error(), "docker build -f Dockerfile.kennel -t fetch-kennel-test:does-not-exist") {
+	if !errors.Is(err, kennel.ErrImageMissing) || !strings.Contains(err.Error(), "scripts/build-images.sh --kennel-only --cli claude --kennel-image fetch-kennel-test:does-not-exist") {
 		t.Errorf("EnsureImage: %v", err)
 	}
 	_, err = e.k.Exec(context.Background(), kennel.ExecSpec{Workspace: e.ws, Argv: []string{"true"}}, nil)

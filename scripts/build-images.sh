@@ -1,26 +1,111 @@
 #!/usr/bin/env bash
-# Builds Fetch's two images on a locally made base, without a registry:
-# fetch (Dockerfile) and fetch-kennel (Dockerfile.kennel, no coding CLIs
-# unless CLIS is set). The binaries are built here first: fetch statically
-# linked (SQLite needs cgo), fetch-shim without cgo.
-# Usage: scripts/build-images.sh [TAG]   (default latest)
-#   BASE  base image for both (default fetch-base:bookworm, made by
-#         scripts/kennel-base.sh when missing)
-#   CLIS  coding CLIs for the kennel, e.g. "claude codex" (default none)
+# Builds Fetch's images on a base image, without needing a registry:
+# fetch-kennel (Dockerfile.kennel: the sandbox, with the coding CLIs you
+# name) and fetch (Dockerfile: Fetch itself, for Docker Compose).
+usage() {
+  cat <<'EOF'
+Usage: scripts/build-images.sh [--cli LIST] [--kennel-only] [--kennel-image NAME] [TAG]
+
+Builds fetch-kennel:TAG (the sandbox the coding CLIs run in) and, unless
+--kennel-only, fetch:TAG (Fetch itself, for compose.yaml). TAG is latest
+by default.
+
+  --cli LIST           the coding CLIs to install in the kennel, comma
+                       separated: claude, codex, gemini, copilot, opencode,
+                       qwen, aider (each at the version Fetch is tested with,
+                       from npm or PyPI), or NAME=FILE to install the local
+                       executable FILE under the CLI's name NAME (also
+                       cursor-agent). A task needs its CLI in the kennel.
+  --kennel-only        build only the kennel image (enough for fetch chat,
+                       fetch serve and fetch task run outside Compose)
+  --kennel-image NAME  name the kennel image NAME instead of fetch-kennel:TAG
+                       (then set FETCH_KENNEL_IMAGE=NAME)
+
+Environment:
+  BASE   the base image of both, Debian-based (default fetch-base:bookworm,
+         built here from Debian packages by scripts/kennel-base.sh when
+         missing, which needs root for apt-get the first time; with a
+         registry, BASE=debian:bookworm-slim works too). Gemini and Qwen
+         need Node >= 20, Copilot >= 22: use e.g. BASE=node:22-bookworm-slim.
+  CLIS   the same as --cli, space or comma separated (--cli wins)
+
+Examples:
+  scripts/build-images.sh --kennel-only --cli claude
+  scripts/build-images.sh --cli claude,codex
+  scripts/build-images.sh --kennel-only --cli claude=$HOME/bin/claude
+EOF
+}
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tag=${1:-latest}
+
+clis=${CLIS:-}
+kennel_only=
+kennel_image=
+tag=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help|help) usage; exit 0 ;;
+    --cli) [ $# -ge 2 ] || { echo "build-images: --cli needs a list, e.g. --cli claude,codex" >&2; exit 2; }
+           clis=$2; shift 2 ;;
+    --cli=*) clis=${1#--cli=}; shift ;;
+    --kennel-only) kennel_only=1; shift ;;
+    --kennel-image) [ $# -ge 2 ] || { echo "build-images: --kennel-image needs a name" >&2; exit 2; }
+                    kennel_image=$2; shift 2 ;;
+    --kennel-image=*) kennel_image=${1#--kennel-image=}; shift ;;
+    -*) echo "build-images: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) [ -z "$tag" ] || { echo "build-images: one TAG only (got $tag and $1)" >&2; exit 2; }
+       tag=$1; shift ;;
+  esac
+done
+tag=${tag:-latest}
+kennel_image=${kennel_image:-fetch-kennel:$tag}
 base=${BASE:-fetch-base:bookworm}
+
+# The CLIs: names for the package managers, NAME=FILE copied from here.
+packaged=""
+files=build/clis
+rm -rf "$files"
+mkdir -p "$files"
+touch "$files/.keep"
+for c in ${clis//,/ }; do
+  name=${c%%=*}
+  case "$name" in
+    claude|codex|gemini|copilot|opencode|qwen|aider|cursor-agent) ;;
+    *) echo "build-images: unknown CLI '$name' (known: claude codex gemini copilot opencode qwen aider cursor-agent)" >&2; exit 2 ;;
+  esac
+  if [ "$c" != "$name" ]; then
+    file=${c#*=}
+    if [ ! -f "$file" ] || [ ! -x "$file" ]; then
+      echo "build-images: $name=$file: not an executable file" >&2; exit 2
+    fi
+    cp "$file" "$files/$name"
+  elif [ "$name" = cursor-agent ]; then
+    echo "build-images: cursor-agent has no package Fetch installs; give its executable: --cli cursor-agent=FILE" >&2; exit 2
+  else
+    packaged="$packaged $name"
+  fi
+done
+
 if [ "$base" = fetch-base:bookworm ]; then
   scripts/kennel-base.sh "$base"
 fi
-mkdir -p build
-CGO_ENABLED=1 go build -trimpath -tags 'osusergo netgo sqlite_omit_load_extension' \
-  -ldflags '-linkmode external -extldflags -static' -o build/fetch ./cmd/fetch
 CGO_ENABLED=0 go build -trimpath -o build/fetch-shim ./cmd/fetch-shim
-docker build -q -f Dockerfile --build-arg BASE="$base" -t "fetch:$tag" . >/dev/null
-docker build -q -f Dockerfile.kennel --build-arg BASE="$base" --build-arg CLIS="${CLIS:-}" -t "fetch-kennel:$tag" . >/dev/null
-# The images start: fetch answers, the kennel has its shim.
-docker run --rm "fetch:$tag" version
-docker run --rm --network none "fetch-kennel:$tag" fetch-shim ps --state /nonexistent >/dev/null
-echo "build-images: fetch:$tag and fetch-kennel:$tag on $base"
+docker build -q -f Dockerfile.kennel --build-arg BASE="$base" --build-arg CLIS="${packaged# }" \
+  -t "$kennel_image" . >/dev/null
+# The kennel starts and has its shim and the CLIs asked for.
+docker run --rm --network none "$kennel_image" fetch-shim ps --state /nonexistent >/dev/null
+for c in ${clis//,/ }; do
+  name=${c%%=*}
+  docker run --rm --network none --entrypoint /bin/sh "$kennel_image" -c 'command -v "$1" >/dev/null' sh "$name" ||
+    { echo "build-images: $name is missing from $kennel_image" >&2; exit 1; }
+done
+installed=$(printf '%s' "${clis//,/ }" | sed 's/=[^ ]*//g')
+echo "build-images: $kennel_image on $base, with CLIs: ${installed:-none}"
+
+if [ -z "$kennel_only" ]; then
+  CGO_ENABLED=1 go build -trimpath -tags 'osusergo netgo sqlite_omit_load_extension' \
+    -ldflags '-linkmode external -extldflags -static' -o build/fetch ./cmd/fetch
+  docker build -q -f Dockerfile --build-arg BASE="$base" -t "fetch:$tag" . >/dev/null
+  docker run --rm "fetch:$tag" version
+  echo "build-images: fetch:$tag on $base"
+fi

@@ -116,7 +116,8 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger,
 			c()
 		}
 	}
-	kcfg := kennel.Config{Image: cfg.KennelImage}
+	uid, gid := kennelUser()
+	kcfg := kennel.Config{Image: cfg.KennelImage, User: fmt.Sprintf("%d:%d", uid, gid)}
 	lk, err := kennel.New(local, kcfg, log)
 	if err != nil {
 		release()

@@ -485,12 +485,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 // only create, clone, find and delete workspaces.
 func newWorkspaces(cfg Config, log *slog.Logger, k gitrun.Exec) *workspace.Registry {
 	ws := workspace.New(cfg.Workspaces, log)
-	uidStr, gidStr, _ := strings.Cut(kennel.DefaultUser, ":")
-	uid, err1 := strconv.Atoi(uidStr)
-	gid, err2 := strconv.Atoi(gidStr)
-	if err1 == nil && err2 == nil {
-		ws.RunAs(uid, gid)
-	}
+	ws.RunAs(kennelUser())
 	if k != nil {
 		ws.InKennel(k)
 	}
@@ -513,4 +508,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// kennelUser is who the kennels run as: kennel.DefaultUser (10001) when
+// Fetch runs as root, which gives the workspaces to that user; otherwise
+// Fetch's own user, whose files the workspaces are and who cannot give
+// them away — the kennel still never runs as root.
+func kennelUser() (uid, gid int) {
+	if os.Geteuid() != 0 {
+		return os.Getuid(), os.Getgid()
+	}
+	uidStr, gidStr, _ := strings.Cut(kennel.DefaultUser, ":")
+	uid, _ = strconv.Atoi(uidStr)
+	gid, _ = strconv.Atoi(gidStr)
+	return uid, gid
 }

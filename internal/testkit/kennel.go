@@ -113,6 +113,8 @@ func kennelContext(t testing.TB, root string) []ImageFile {
 	return []ImageFile{
 		{Path: "Dockerfile.kennel", Mode: 0o644, Data: dockerfile},
 		{Path: "build/fetch-shim", Mode: 0o755, Data: shimData},
+		// No CLI given as a file (scripts/build-images.sh --cli NAME=FILE).
+		{Path: "build/clis/.keep", Mode: 0o644},
 	}
 }
 

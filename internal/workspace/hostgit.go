@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
 )
@@ -46,12 +47,14 @@ var hostHardening = append(slices.Clone(gitrun.Hardening), "-c", "submodule.recu
 // published), with a minimal environment, as the RunAs user when set. Git
 // on a published workspace runs in its kennel (r.git).
 func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (string, error) {
+	return r.hostGitEnv(ctx, dir, nil, args...)
+}
+
+// hostGitEnv is hostGit with env added to (and overriding) hostEnv.
+func (r *Registry) hostGitEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clone(hostHardening), args...)...)
 	cmd.Dir = dir
-	cmd.Env = slices.Clone(hostEnv)
-	if r.runAs != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(r.runAs.uid), Gid: uint32(r.runAs.gid)}}
-	}
+	cmd.Env = append(slices.Clone(hostEnv), env...)
 	stdout := &gitrun.Capped{Max: maxGitOutput}
 	stderr := &gitrun.Capped{Max: maxHostStderr, Tail: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -66,4 +69,28 @@ func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (str
 		return "", &gitrun.GitError{Args: gitrun.RedactArgs(args), ExitCode: exit.ExitCode(), Stderr: strings.TrimSpace(stderr.String())}
 	}
 	return stdout.String(), nil
+}
+
+// trustSource writes, in the staging directory tmp, a git configuration
+// that lifts git's ownership check for the repository of a file:// URL
+// only (its path, its .git, and the same after resolving symlinks), and
+// returns the environment that makes it host git's global configuration.
+// The file is written by git itself: no path needs quoting here.
+func (r *Registry) trustSource(ctx context.Context, tmp, rawURL string) ([]string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", rawURL, ErrInvalidURL)
+	}
+	src := filepath.Clean(u.Path)
+	paths := []string{src, filepath.Join(src, ".git")}
+	if real, err := filepath.EvalSymlinks(src); err == nil && real != src {
+		paths = append(paths, real, filepath.Join(real, ".git"))
+	}
+	file := filepath.Join(tmp, ".trust.gitconfig")
+	for _, p := range paths {
+		if _, err := r.hostGit(ctx, tmp, "config", "--file", file, "--add", "safe.directory", p); err != nil {
+			return nil, err
+		}
+	}
+	return []string{"GIT_CONFIG_GLOBAL=" + file}, nil
 }

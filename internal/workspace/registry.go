@@ -54,10 +54,14 @@ type Registry struct {
 // user is a numeric uid and gid.
 type user struct{ uid, gid int }
 
-// RunAs makes the registry create files (and run the host git of Create and
-// Clone) as uid:gid when it runs as root, so that workspaces belong to the
-// kennel's user, who must write them (the kennel never runs as root). Without it, or when not root,
-// files belong to the calling process. Call it before using the registry.
+// RunAs makes the registry give the workspaces it creates and clones to
+// uid:gid when it runs as root, so that they belong to the kennel's user,
+// who must write them (the kennel never runs as root). Host git builds a
+// workspace as Fetch's own user in a staging directory that only Fetch can
+// reach (the workspaces folder may lie in a data directory closed to
+// everyone else), and the finished tree is handed over before it is
+// published. Without it, or when not root, files belong to the calling
+// process. Call it before using the registry.
 func (r *Registry) RunAs(uid, gid int) *Registry {
 	if os.Geteuid() == 0 && uid != 0 {
 		r.runAs = &user{uid, gid}
@@ -293,9 +297,6 @@ func (r *Registry) Create(ctx context.Context, name, template string) (Info, err
 	if err := copyTemplate(template, dir); err != nil {
 		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
 	}
-	if err := r.chown(tmp, true); err != nil {
-		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
-	}
 	steps := [][]string{
 		{"init", "--quiet", "--initial-branch=main"},
 		{"add", "--all"},
@@ -307,6 +308,9 @@ func (r *Registry) Create(ctx context.Context, name, template string) (Info, err
 		}
 	}
 	info := r.fresh(ctx, dir, name)
+	if err := r.chown(dir, true); err != nil {
+		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
+	}
 	if info.Engine, err = r.publish(ctx, dir, name); err != nil {
 		return Info{}, fmt.Errorf("workspace: create %s: %w", name, err)
 	}
@@ -352,20 +356,33 @@ func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error)
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, name)
-	if err := r.chown(tmp, false); err != nil {
-		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
-	}
 	// Only the transport the URL names; file:// only when asked for, so
 	// that nothing in the clone reaches the host's files.
 	proto := []string{"-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always", "-c", "protocol.file.allow=never"}
 	if strings.HasPrefix(rawURL, "file://") {
 		proto[len(proto)-1] = "protocol.file.allow=always"
 	}
+	var env []string
+	if strings.HasPrefix(rawURL, "file://") {
+		// Host git runs as Fetch's user, and the owner's repository may
+		// belong to somebody else (root's clone of a user's repository):
+		// git's ownership check is lifted for that one source, which the
+		// owner named and which lies outside the kennels' reach
+		// (outsideWorkspaces), with the hardening options still on. Git
+		// 2.39 takes safe.directory only from the global configuration, so
+		// the clone gets one of its own, holding nothing else.
+		if env, err = r.trustSource(ctx, tmp, rawURL); err != nil {
+			return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+		}
+	}
 	args := append(proto, "clone", "--quiet", "--no-recurse-submodules", "--template=", "--", rawURL, dir)
-	if _, err := r.hostGit(ctx, tmp, args...); err != nil {
+	if _, err := r.hostGitEnv(ctx, tmp, env, args...); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
 	info := r.fresh(ctx, dir, name)
+	if err := r.chown(dir, true); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
 	if info.Engine, err = r.publish(ctx, dir, name); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}

@@ -402,3 +402,69 @@ func TestSelectPersists(t *testing.T) {
 		t.Fatalf("selection = %q", c.Workspace)
 	}
 }
+
+// TestWorkspacesInsideClosedDataDir: as root, with the workspaces folder
+// inside a data directory that nobody else may enter (0700, as Fetch makes
+// it), workspaces are still created and cloned (also from a repository
+// that belongs to root), belong to the kennel's user, and tasks branch
+// from them in the kennel.
+func TestWorkspacesInsideClosedDataDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	open := newRegistry(t)
+	data := filepath.Join(filepath.Dir(open.Root()), "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(data, "workspaces")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			testKennel.Remove(ctx, filepath.Join(root, e.Name()))
+		}
+	})
+	r := workspace.New(root, slog.New(slog.DiscardHandler)).RunAs(10001, 10001).InKennel(testKennel)
+	ctx := t.Context()
+	ws, err := r.Create(ctx, "app", "go")
+	if err != nil {
+		t.Fatalf("create in a closed data directory: %v", err)
+	}
+	if ws.Branch != "main" {
+		t.Errorf("branch %q; want main", ws.Branch)
+	}
+	if _, err := r.AddWorktree(ctx, "app", "t1"); err != nil {
+		t.Fatalf("a task's worktree: %v", err)
+	}
+	// A repository of root's, in a folder only root may enter.
+	src := filepath.Join(data, "src")
+	os.Mkdir(src, 0o700)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	cl, err := r.Clone(ctx, "copy", "file://"+src)
+	if err != nil {
+		t.Fatalf("clone a root-owned repository: %v", err)
+	}
+	if cl.Branch != "main" {
+		t.Errorf("clone branch %q; want main", cl.Branch)
+	}
+	for _, p := range []string{ws.Path, cl.Path} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(p, ".git", "HEAD"), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != 10001 {
+			t.Errorf("%s belongs to uid %d; want the kennel's 10001", p, st.Uid)
+		}
+	}
+	if got, err := r.Get(ctx, "copy"); err != nil || got.Problem != "" {
+		t.Errorf("the clone in its kennel: %+v, %v", got, err)
+	}
+}
