@@ -151,40 +151,32 @@ func checkAll(ctx context.Context, cfg Config, getenv func(string) string, log *
 	r.Add(doctor.TimezoneCheck(cfg.Location, strings.TrimSpace(getenv(envTimezone)) != "", time.Now()))
 }
 
-// checkEngines checks the local engine (as the docker CLI finds it) and
-// each other engine of FETCH_ENGINES with its load. It returns the local
-// engine's client when it answers (the caller closes it).
-func checkEngines(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Report) (*client.Client, bool) {
-	local, err := kennel.NewDockerClient("")
-	if err != nil {
-		r.Add(doctor.EngineUnreachable(localEngine, err))
-		return nil, false
-	}
+// checkEngines checks the local engine (DOCKER_HOST or the default
+// socket, as the docker CLI finds it) and each other engine of
+// FETCH_ENGINES, with its load when there are several. It returns the
+// local engine when it answers (the caller closes it).
+func checkEngines(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Report) (*kennel.Engine, bool) {
 	kcfg := kennel.Config{Image: cfg.KennelImage}
-	var loadOf func(client.APIClient) func(context.Context) (string, error)
-	if len(cfg.Engines) > 1 {
-		loadOf = func(c client.APIClient) func(context.Context) (string, error) {
-			return func(ctx context.Context) (string, error) {
-				l, err := load(ctx, c, kcfg)
-				if err != nil {
-					return "", err
-				}
-				return describeLoad(l), nil
+	loadOf := func(c client.APIClient) func(context.Context) (string, error) {
+		if len(cfg.Engines) < 2 {
+			return nil
+		}
+		return func(ctx context.Context) (string, error) {
+			l, err := load(ctx, c, kcfg)
+			if err != nil {
+				return "", err
 			}
+			return describeLoad(l), nil
 		}
 	}
-	lctx, cancel := context.WithTimeout(ctx, doctorCheckTimeout)
-	var localLoad func(context.Context) (string, error)
-	if loadOf != nil {
-		localLoad = loadOf(local)
-	}
-	c := doctor.EngineCheck(lctx, localEngine, local, localLoad)
-	cancel()
-	r.Add(c)
+	var local *kennel.Engine
+	specs := []kennel.EngineSpec{{Name: localEngine, Kind: kennel.EngineLocal}}
 	for _, spec := range cfg.Engines {
-		if spec.Kind == kennel.EngineLocal {
-			continue
+		if spec.Kind != kennel.EngineLocal {
+			specs = append(specs, spec)
 		}
+	}
+	for _, spec := range specs {
 		dctx, cancel := context.WithTimeout(ctx, doctorCheckTimeout)
 		dial := cfg.Dial
 		dial.Logger = log.With("engine", spec.Name)
@@ -194,19 +186,16 @@ func checkEngines(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.R
 			r.Add(doctor.EngineUnreachable(spec.Name, err))
 			continue
 		}
-		var l func(context.Context) (string, error)
-		if loadOf != nil {
-			l = loadOf(e)
-		}
-		r.Add(doctor.EngineCheck(dctx, spec.Name, e, l))
+		c := doctor.EngineCheck(dctx, spec.Name, e, loadOf(e))
 		cancel()
+		r.Add(c)
+		if spec.Name == localEngine && c.Status != doctor.Fail {
+			local = e
+			continue
+		}
 		e.Close()
 	}
-	if c.Status == doctor.Fail {
-		local.Close()
-		return nil, false
-	}
-	return local, true
+	return local, local != nil
 }
 
 // describeLoad is an engine's load as /status says it.
@@ -291,18 +280,14 @@ func (o openRouterKey) KeyInfo(ctx context.Context) (doctor.KeyInfo, error) {
 func warnNotReady(ctx context.Context, cfg Config, w io.Writer) {
 	var r doctor.Report
 	r.Add(doctor.DataDirCheck(cfg.DataDir))
-	if local, err := kennel.NewDockerClient(""); err != nil {
+	ectx, cancel := context.WithTimeout(ctx, fastCheckTimeout)
+	if local, err := kennel.Dial(ectx, kennel.EngineSpec{Name: localEngine, Kind: kennel.EngineLocal}, cfg.Dial); err != nil {
 		r.Add(doctor.EngineUnreachable(localEngine, err))
 	} else {
-		ectx, cancel := context.WithTimeout(ctx, fastCheckTimeout)
-		c := doctor.EngineCheck(ectx, localEngine, local, nil)
-		r.Add(c)
-		if c.Status == doctor.OK {
-			r.Add(doctor.ImageCheck(ectx, local, cfg.KennelImage))
-		}
-		cancel()
+		r.Add(doctor.ImageCheck(ectx, local, cfg.KennelImage))
 		local.Close()
 	}
+	cancel()
 	r.Add(doctor.KeyChecks(doctorHarnesses(cfg), nil)...)
 	s := r.Summary()
 	if s == "" {

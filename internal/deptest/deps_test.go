@@ -54,8 +54,8 @@ var allowed = map[string][]string{
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},
 	// doctor: checks what Fetch needs; the probe container is the kennel's,
 	// the database's health the store's.
-	"internal/doctor": {"kennel", "internal/store"},
-	"internal/deptest":      {},
+	"internal/doctor":  {"kennel", "internal/store"},
+	"internal/deptest": {},
 	// bench/tokens: runs the real agent on fakes to count its tokens.
 	"bench/tokens": {"identity", "instincts", "intent", "internal/agent", "internal/code", "internal/llm", "internal/store", "internal/task", "internal/tokens", "internal/workspace"},
 	// journey: tests of the built binary; its only non-test file is doc.go.

@@ -104,6 +104,10 @@ func gitAs(ctx context.Context, dir string, uid, gid int) error {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			return fmt.Errorf("%w: %s", err, firstLine(msg))
 		}
+		if errors.Is(err, os.ErrPermission) {
+			// The child could not enter dir: a folder above it is closed.
+			return fmt.Errorf("permission denied entering %s as uid %d (git init there: %w)", dir, uid, err)
+		}
 		return fmt.Errorf("git init as uid %d: %w", uid, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
