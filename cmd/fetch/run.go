@@ -36,6 +36,7 @@ Usage:
   fetch chat       talk to Fetch in this terminal (reads lines from stdin)
   fetch serve      run Fetch as a Discord bot (DMs from the owner and allowed users)
   fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
+  fetch doctor     check everything Fetch needs and say how to fix what is missing
   fetch version    print the version
   fetch help       show this help
 
@@ -72,6 +73,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		case "version":
 			fmt.Fprintln(stdout, "Usage: fetch version")
 			return exitOK
+		case "doctor":
+			fmt.Fprint(stdout, doctorUsage)
+			return exitOK
 		}
 	}
 	var err error
@@ -96,6 +100,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		err = runServe(ctx, getenv, stderr)
 	case "task":
 		err = runTask(ctx, rest, getenv, stdout, stderr)
+	case "doctor":
+		err = runDoctor(ctx, rest, getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
@@ -310,6 +316,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	if err != nil {
 		return err
 	}
+	warnNotReady(ctx, cfg, stderr)
 	log, _, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
 	if err != nil {
 		return err

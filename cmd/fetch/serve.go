@@ -36,6 +36,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err := cfg.require("serve", envDiscordToken, envOwnerID); err != nil {
 		return err
 	}
+	warnNotReady(ctx, cfg, stderr)
 	log, red, db, err := openBase(ctx, cfg, stderr, slog.LevelInfo)
 	if err != nil {
 		return err

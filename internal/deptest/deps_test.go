@@ -52,7 +52,10 @@ var allowed = map[string][]string{
 	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes", "internal/task", "internal/progress"},
 	"internal/term":         {"internal/chat", "internal/redact"},
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},
-	"internal/deptest":      {},
+	// doctor: checks what Fetch needs; the probe container is the kennel's,
+	// the database's health the store's.
+	"internal/doctor":  {"kennel", "internal/store"},
+	"internal/deptest": {},
 	// bench/tokens: runs the real agent on fakes to count its tokens.
 	"bench/tokens": {"identity", "instincts", "intent", "internal/agent", "internal/code", "internal/llm", "internal/store", "internal/task", "internal/tokens", "internal/workspace"},
 	// journey: tests of the built binary; its only non-test file is doc.go.

@@ -101,7 +101,9 @@ func (r Request) System() string {
 // (POST /api/v1/chat/completions), driven by the real go-openrouter client
 // through the Fetch LLM client. Each test scripts its answers; every
 // request is recorded, and one whose tool-message order a provider would
-// reject is answered 400 and fails the test at cleanup.
+// reject is answered 400 and fails the test at cleanup. GET /api/v1/key
+// (the key's information, what fetch doctor asks) is answered too,
+// outside the script.
 type OpenRouter struct {
 	t   testing.TB
 	srv *httptest.Server
@@ -155,6 +157,10 @@ func (f *OpenRouter) Pending() int {
 }
 
 func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/api/v1/key" {
+		f.serveKey(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/api/v1/chat/completions" {
 		http.Error(w, `{"error":{"code":404,"message":"no such route"}}`, http.StatusNotFound)
 		return
@@ -309,6 +315,21 @@ func orUsage(s Step) map[string]any {
 func orWriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
+}
+
+// serveKey answers GET /api/v1/key, OpenRouter's information on the key
+// of the request: 401 for any key but OpenRouterKey. It is not a request
+// of the script (no completion).
+func (f *OpenRouter) serveKey(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+OpenRouterKey {
+		orWriteError(w, http.StatusUnauthorized, "User not found.")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{
+		"label": "sk-or-test-012...def", "limit": 10.0, "limit_remaining": 7.5, "usage": 2.5,
+		"is_free_tier": false, "rate_limit": map[string]any{"requests": 20, "interval": "10s"},
+	}})
 }
 
 func orWriteError(w http.ResponseWriter, status int, msg string) {

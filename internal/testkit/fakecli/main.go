@@ -29,6 +29,8 @@
 //	[tests]                after the edit, report a passing `go test ./...` run
 //	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)
 //
+// `NAME --version` prints "NAME (fakecli)" and exits 0.
+//
 // Every run writes "fakecli: argv <JSON array>", "fakecli: env <JSON array
 // of variable names>" and "fakecli: uid <N>" to stderr first, so tests can
 // check what arrived and as whom it ran.
@@ -64,6 +66,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		fmt.Fprintf(stderr, "fakecli: called as %q; install it as one of %s\n", name, strings.Join(cliNames(), ", "))
 		return 127
+	}
+	if len(args) == 2 && args[1] == "--version" {
+		// What `CLI --version` prints: a version line (fetch doctor reads it).
+		fmt.Fprintf(stdout, "%s (fakecli)\n", name)
+		return 0
 	}
 	record(stderr, args)
 	inv, err := cli.parse(args[1:], stderr)
