@@ -86,17 +86,17 @@ func (a *Agent) register() error {
 		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly, survey: true,
 			validate: func(w *optionalWorkspace) error { trimmed(&w.Name); return nil },
 			run:      toolWorkspaceStatus}),
-		define(a, "task_status", spec[optionalTask]{access: readOnly, onTasks: true,
+		define(a, "task_status", spec[optionalTask]{access: readOnly, needs: aTask,
 			validate: func(t *optionalTask) error { trimmed(&t.ID); return nil },
 			run:      toolTaskStatus}),
-		define(a, "workspace_select", spec[workspaceName]{access: mutating, changesContext: true,
+		define(a, "workspace_select", spec[workspaceName]{access: mutating, needs: anotherWorkspace, changesContext: true,
 			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
 			check:    func(ctx context.Context, r *run, w workspaceName) error { return mustExist(ctx, r, w.Name) },
 			run:      toolWorkspaceSelect}),
 		define(a, "workspace_create", spec[createArgs]{access: mutating, changesContext: true,
 			validate: func(c *createArgs) error { trimmed(&c.Name, &c.Template, &c.URL); return nonEmpty("name", c.Name) },
 			run:      toolWorkspaceCreate}),
-		define(a, "workspace_delete", spec[workspaceName]{access: mutating, changesContext: true,
+		define(a, "workspace_delete", spec[workspaceName]{access: mutating, needs: anotherWorkspace, changesContext: true,
 			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
 			check: func(ctx context.Context, r *run, w workspaceName) error {
 				if err := notActive(r, w.Name); err != nil {
@@ -132,13 +132,13 @@ func (a *Agent) register() error {
 				return checkTaskCreate(ctx, r, taskCreateArgs{Workspace: t.Workspace})
 			},
 			run: toolTaskAsk}),
-		define(a, "task_cancel", spec[taskID]{access: mutating, onTasks: true, changesContext: true,
+		define(a, "task_cancel", spec[taskID]{access: mutating, needs: anActiveTask, changesContext: true,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskCancel}),
-		define(a, "task_ship", spec[taskID]{access: mutating, onTasks: true,
+		define(a, "task_ship", spec[taskID]{access: mutating, needs: aTask,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskShip}),
-		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, onTasks: true,
+		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, needs: aWaitingTask,
 			validate: func(t *taskRespondArgs) error {
 				trimmed(&t.ID, &t.Answer)
 				if err := nonEmpty("id", t.ID); err != nil {

@@ -38,14 +38,33 @@ const (
 	asking access = "ask"
 )
 
+// need is what the conversation must have, as a turn starts, for a tool
+// to be offered (see run.has): a tool that cannot apply costs its
+// definition in every call and tempts the model for nothing.
+type need string
+
+const (
+	// always: offered whenever the intent allows it.
+	always need = ""
+	// aTask: the conversation knows of a task (run.knowsTasks).
+	aTask need = "task"
+	// anActiveTask: a task of the conversation runs or waits for an answer.
+	anActiveTask need = "active task"
+	// aWaitingTask: a task of the conversation waits for an answer.
+	aWaitingTask need = "waiting task"
+	// anotherWorkspace: a workspace exists besides the selected one (to
+	// select or delete).
+	anotherWorkspace need = "other workspace"
+)
+
 // tool is one orchestrator tool. Its schema is generated from the Go type
 // of its arguments; its description is the embedded tools/NAME.md.
 type tool struct {
 	name   string
 	access access
-	// onTasks: offered only when the conversation knows of a task (see
-	// run.knowsTasks).
-	onTasks bool
+	// needs is what the conversation must have for the tool to be
+	// offered.
+	needs need
 	// survey: it gives more of what the system prompt already carries
 	// for the selected workspace (its map, its git state). An action,
 	// which hands the reading to a harness, makes do with the prompt: it
@@ -84,8 +103,8 @@ type prepared struct {
 // spec is a tool's behaviour over its argument type A.
 type spec[A any] struct {
 	access access
-	// onTasks: offered only when the conversation knows of a task.
-	onTasks bool
+	// needs: offered only when the conversation has it.
+	needs need
 	// survey: not offered to an action (see tool.survey).
 	survey bool
 	// changesContext: the system prompt is rebuilt after a success.
@@ -119,7 +138,7 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	// strict mode (every field required) needs; decodeArgs refuses
 	// unknown fields anyway, so every call would pay for it in vain.
 	schema.AdditionalProperties = nil
-	t := &tool{name: name, access: s.access, onTasks: s.onTasks, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
+	t := &tool{name: name, access: s.access, needs: s.needs, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
 		if err := decodeArgs(raw, schema.Required, &args); err != nil {
@@ -204,19 +223,48 @@ func shortErr(err error) string {
 }
 
 // offered lists the tools the turn is offered, for the request: those its
-// intent allows, less the task tools while the conversation knows of no
-// task and, in an action, the surveys. Every tool offered costs its
-// definition in every call of the turn; a tool allowed but not offered
-// still runs when the model calls it.
+// intent allows and whose need the conversation meets as the turn starts,
+// less, in an action, the surveys. Every tool offered costs its definition
+// in every call of the turn; a tool allowed but not offered still runs
+// when the model calls it. The list is made once per turn (run.tools), so
+// that every call of the turn sends the same tools and a provider's cache
+// of them holds.
 func (r *run) offered() []llm.Tool {
 	var out []llm.Tool
 	for _, name := range r.a.order {
 		t := r.a.tools[name]
-		if allowed(t, r.kind) && (!t.onTasks || r.knowsTasks) && !(t.survey && r.kind == intent.Action) {
+		if allowed(t, r.kind) && r.has(t.needs) && !(t.survey && r.kind == intent.Action) {
 			out = append(out, llm.Tool{Name: t.name, Description: t.desc, Parameters: t.schema})
 		}
 	}
 	return out
+}
+
+// offers tells whether the turn is offered the tool.
+func (r *run) offers(name string) bool {
+	for _, t := range r.tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// has tells whether the conversation meets a need as the turn started.
+func (r *run) has(n need) bool {
+	switch n {
+	case always:
+		return true
+	case aTask:
+		return r.knowsTasks
+	case anActiveTask:
+		return r.activeTask
+	case aWaitingTask:
+		return r.waitingTask
+	case anotherWorkspace:
+		return r.otherWorkspace
+	}
+	return false
 }
 
 // allowed tells whether an intent may use a tool at all.
