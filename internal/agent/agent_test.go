@@ -531,3 +531,37 @@ func TestWallTimeLimitEndsWithAFinalAnswer(t *testing.T) {
 		t.Fatalf("%d requests, reply %q", len(reqs), texts(replies))
 	}
 }
+
+// TestToolArgumentErrorsNameTheField: a call with a missing, unknown or
+// invalid field gets a result that names the field (and for a harness,
+// the known ones), and nothing is done.
+func TestToolArgumentErrorsNameTheField(t *testing.T) {
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.Harnesses = []string{"claude", "codex", "gemini"} })
+	r.selectWorkspace("demo")
+	r.llm.Script(
+		testkit.Use(
+			testkit.Call{ID: "missing", Name: "task_create", Arguments: `{"workspace":"demo"}`},
+			testkit.Call{ID: "harness", Name: "task_create", Arguments: `{"goal":"add a README","harness":"foo"}`},
+			testkit.Call{ID: "type", Name: "task_create", Arguments: `{"goal":42}`},
+			testkit.Call{ID: "unknown", Name: "task_create", Arguments: `{"goal":"add a README","branch":"x"}`},
+			testkit.Call{ID: "empty", Name: "task_create", Arguments: `{"goal":"   "}`},
+		),
+		testkit.Say("I could not start it."),
+	)
+	r.say(intent.Action, "add a README")
+	res := r.toolResults(1)
+	for id, want := range map[string]string{
+		"missing": `error: task_create: missing required field "goal"`,
+		"harness": `error: task_create: field "harness": unknown harness "foo" (known: claude, codex, gemini)`,
+		"type":    `error: task_create: field "goal": want a string, got number`,
+		"unknown": `error: task_create: unknown field "branch"; the fields are "goal", "harness", "queue", "workspace"`,
+		"empty":   `error: task_create: field "goal": must not be empty`,
+	} {
+		if res[id] != want {
+			t.Errorf("call %s: result %q; want %q", id, res[id], want)
+		}
+	}
+	if len(r.tasks.created) != 0 {
+		t.Errorf("tasks created from invalid calls: %+v", r.tasks.created)
+	}
+}

@@ -8,7 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fetch-dev/fetch/intent"
@@ -141,7 +145,7 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	t := &tool{name: name, access: s.access, needs: s.needs, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
-		if err := decodeArgs(raw, schema.Required, &args); err != nil {
+		if err := decodeArgs(raw, schema, &args); err != nil {
 			return prepared{}, err
 		}
 		if s.validate != nil {
@@ -177,31 +181,55 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	return nil
 }
 
-// decodeArgs reads a tool call's raw arguments into args. "" reads as {}
-// (a tool without required fields needs none); anything else must be one
-// JSON object with known fields and the required ones present.
-func decodeArgs(raw string, required []string, args any) error {
+// decodeArgs reads a tool call's raw arguments into args, checked
+// against the tool's schema. "" reads as {} (a tool without required
+// fields needs none); anything else must be one JSON object with known
+// fields and the required ones present. What is wrong names the field, so
+// that the model can fix its call.
+func decodeArgs(raw string, schema *jsonschema.Definition, args any) error {
 	if raw == "" {
 		raw = "{}"
 	}
 	if strings.TrimSpace(raw) == "" {
-		return errors.New("the arguments are only whitespace; send a JSON object, e.g. {}")
+		return fmt.Errorf("the arguments are only whitespace; send a JSON object, e.g. %s", example(schema))
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &fields); err != nil || fields == nil {
-		return fmt.Errorf("the arguments are not a JSON object (%s); send e.g. {}", shortErr(err))
+		return fmt.Errorf("the arguments are not a JSON object (%s); send one, e.g. %s", shortErr(err), example(schema))
+	}
+	var unknown []string
+	for k := range fields {
+		if _, ok := schema.Properties[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		known := "it takes no fields"
+		if len(schema.Properties) > 0 {
+			known = "the fields are " + quoted(slices.Sorted(maps.Keys(schema.Properties)))
+		}
+		return fmt.Errorf("unknown %s %s; %s", plural(len(unknown), "field"), quoted(unknown), known)
 	}
 	var missing []string
-	for _, k := range required {
+	for _, k := range schema.Required {
 		if v, ok := fields[k]; !ok || string(v) == "null" || string(v) == `""` {
 			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing required argument(s): %s", strings.Join(missing, ", "))
+		return fmt.Errorf("missing required %s %s", plural(len(missing), "field"), quoted(missing))
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if err := json.Unmarshal(fields[k], fieldOf(args, k)); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return fmt.Errorf("field %q: want %s, got %s", k, typeName(schema.Properties[k]), te.Value)
+			}
+			return fmt.Errorf("field %q: %s", k, shortErr(err))
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(args); err != nil {
 		return fmt.Errorf("the arguments do not fit the schema: %s", shortErr(err))
 	}
@@ -209,6 +237,71 @@ func decodeArgs(raw string, required []string, args any) error {
 		return errors.New("the arguments have trailing data after the JSON object")
 	}
 	return nil
+}
+
+// fieldOf is a pointer to the field of the struct args points to whose
+// JSON name is name, to decode one field alone and name it when it does
+// not fit; a throwaway value when there is none.
+func fieldOf(args any, name string) any {
+	v := reflect.ValueOf(args).Elem()
+	for i := range v.NumField() {
+		tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if tag == name {
+			return v.Field(i).Addr().Interface()
+		}
+	}
+	return new(any)
+}
+
+// typeName is a schema type in words, for an error.
+func typeName(d jsonschema.Definition) string {
+	switch d.Type {
+	case jsonschema.String:
+		return "a string"
+	case jsonschema.Boolean:
+		return "true or false"
+	case jsonschema.Integer:
+		return "an integer"
+	case jsonschema.Number:
+		return "a number"
+	case jsonschema.Array:
+		if d.Items != nil {
+			return "an array of " + strings.TrimPrefix(strings.TrimPrefix(typeName(*d.Items), "a "), "an ") + "s"
+		}
+		return "an array"
+	case jsonschema.Object:
+		return "an object"
+	}
+	return string(d.Type)
+}
+
+// example is a call's arguments with its required fields, for an error.
+func example(schema *jsonschema.Definition) string {
+	parts := make([]string, len(schema.Required))
+	for i, k := range schema.Required {
+		parts[i] = fmt.Sprintf("%q: …", k)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// fieldError is an invalid value of one field, for the model.
+func fieldError(field, format string, a ...any) error {
+	return fmt.Errorf("field %q: %s", field, fmt.Sprintf(format, a...))
 }
 
 func shortErr(err error) string {
