@@ -5,6 +5,16 @@
 //
 //	go run ./bench/tokens [-repo DIR] [-v]
 //
+// For each call it prints the input tokens by part, the part before the
+// request's last cache breakpoint (marked: what a provider that takes
+// markers may cache), the part an earlier call of the run had already
+// marked the same way (read: what such a provider would read from its
+// cache, were the prefix above its minimum — 1,024 tokens for most Claude
+// models — and younger than its lifetime, 5 minutes), and the rest
+// (uncached). Then the fixed part of each turn's first tools call (system
+// prompt with the demo's repository map, and the tool definitions) and
+// the share of it before the first breakpoint.
+//
 // -v also prints each turn's first system prompt and the tokens of each
 // tool definition it offers.
 //
@@ -100,6 +110,9 @@ func (tasks) Get(context.Context, string) (task.Task, error) { return task.Task{
 func (tasks) Cancel(context.Context, string) error           { return nil }
 func (tasks) Respond(context.Context, string, string) error  { return nil }
 func (tasks) RequestShip(context.Context, string) error      { return nil }
+func (tasks) Active(context.Context, string) ([]task.Task, error) {
+	return nil, nil
+}
 
 type running struct{}
 
@@ -132,7 +145,9 @@ func run(ctx context.Context, repo string, verbose bool, out io.Writer) error {
 	ws := spaces{root: filepath.Join(dir, "workspaces")}
 	var detail strings.Builder
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "turn\tcall\tsystem\ttools\thistory\ttool exchange\ttotal\t")
+	fmt.Fprintln(tw, "turn\tcall\tsystem\ttools\thistory\ttool exchange\ttotal\tmarked\tread\tuncached\tmax_tokens\t")
+	seen := map[string]bool{}
+	var fixedLines []string
 	for _, turn := range []struct {
 		name, text string
 		kind       intent.Kind
@@ -168,15 +183,37 @@ func run(ctx context.Context, repo string, verbose bool, out io.Writer) error {
 		if verbose && len(model.reqs) > 0 {
 			describe(&detail, turn.name, model.reqs[0])
 		}
-		sum := 0
+		var sum, sumRead int
 		for i, req := range model.reqs {
 			c := count(req)
+			marks := breakpoints(req)
+			marked, read := 0, 0
+			for _, m := range marks {
+				marked = max(marked, m.tokens)
+				if seen[m.prefix] {
+					read = max(read, m.tokens)
+				}
+			}
+			for _, m := range marks {
+				seen[m.prefix] = true
+			}
 			sum += c.total()
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", turn.name, i+1, c.system, c.tools, c.history, c.exchange, c.total())
+			sumRead += read
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", turn.name, i+1, c.system, c.tools, c.history, c.exchange, c.total(), marked, read, c.total()-read, req.MaxTokens)
+			if i == 0 && len(req.Tools) > 0 && !req.NoToolCalls {
+				fixed := c.system + c.tools
+				cacheable := c.tools + c.fixedSystem
+				fixedLines = append(fixedLines, fmt.Sprintf("%s: fixed part of a tools call %d tokens (system %d, %d tools %d; target <= 1000), %d of them (%.0f%%) before the first cache breakpoint",
+					turn.name, fixed, c.system, len(req.Tools), c.tools, cacheable, 100*float64(cacheable)/float64(fixed)))
+			}
 		}
-		fmt.Fprintf(tw, "%s\tall\t\t\t\t\t%d\t\n", turn.name, sum)
+		fmt.Fprintf(tw, "%s\tall\t\t\t\t\t%d\t\t%d\t%d\t\t\n", turn.name, sum, sumRead, sum-sumRead)
 	}
 	tw.Flush()
+	fmt.Fprintln(out)
+	for _, l := range fixedLines {
+		fmt.Fprintln(out, l)
+	}
 	fmt.Fprint(out, detail.String())
 
 	fmt.Fprintf(out, "\ntokenizer load (once per process): %v\n", load.Round(time.Millisecond))
@@ -214,8 +251,9 @@ func toolJSON(t llm.Tool) string {
 	return string(b)
 }
 
-// counts splits a request's tokens by part.
-type counts struct{ system, tools, history, exchange int }
+// counts splits a request's tokens by part; fixedSystem is the part of
+// the system prompt before its cache breakpoint.
+type counts struct{ system, fixedSystem, tools, history, exchange int }
 
 func (c counts) total() int { return c.system + c.tools + c.history + c.exchange }
 
@@ -244,6 +282,9 @@ func count(req llm.Request) counts {
 		switch {
 		case m.Role == llm.System:
 			c.system += n
+			if m.CacheUpTo > 0 {
+				c.fixedSystem += tokens.Count(m.Content[:min(m.CacheUpTo, len(m.Content))])
+			}
 		case i <= turnStart:
 			c.history += n
 		default:
@@ -251,4 +292,40 @@ func count(req llm.Request) counts {
 		}
 	}
 	return c
+}
+
+// mark is a cache breakpoint of a request: the prefix it ends (tools
+// first, as providers order them, then the messages) and its tokens.
+type mark struct {
+	prefix string
+	tokens int
+}
+
+func breakpoints(req llm.Request) []mark {
+	var out []mark
+	var prefix strings.Builder
+	n := 0
+	if len(req.Tools) > 0 {
+		defs := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			defs[i] = toolJSON(t)
+		}
+		all := "[" + strings.Join(defs, ",") + "]"
+		prefix.WriteString(all)
+		n += tokens.Count(all)
+	}
+	for _, m := range req.Messages {
+		prefix.WriteString("\x00" + string(m.Role) + "\x00")
+		if m.CacheUpTo > 0 {
+			head := m.Content[:min(m.CacheUpTo, len(m.Content))]
+			out = append(out, mark{prefix: prefix.String() + head, tokens: n + tokens.Count(head)})
+		}
+		prefix.WriteString(m.Content)
+		n += tokens.Count(m.Content)
+		for _, tc := range m.ToolCalls {
+			prefix.WriteString(tc.Name + tc.Arguments)
+			n += tokens.Count(tc.Name + tc.Arguments)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/identity"
 	"github.com/fetch-dev/fetch/internal/agent"
 	"github.com/fetch-dev/fetch/internal/chat"
@@ -51,7 +52,8 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Code: deps.code, Tasks: deps.tasks, Running: deps.running,
 		Logger:    log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
-		Budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
+		Budget:    agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
+		Harnesses: harnessNames(harness.NewRegistry()),
 	})
 	if err != nil {
 		client.Close()
@@ -109,3 +111,14 @@ var (
 	_ conversation.Resolver = (*agent.Agent)(nil)
 	_ conversation.Memory   = (*agent.Agent)(nil)
 )
+
+// harnessNames are the harnesses the task engine knows (it builds its
+// registry the same way), for the agent to name when a call asks for
+// another.
+func harnessNames(r *harness.Registry) []string {
+	var out []string
+	for _, n := range r.Names() {
+		out = append(out, string(n))
+	}
+	return out
+}

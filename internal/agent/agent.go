@@ -20,6 +20,20 @@ type Budget struct {
 	DayCost    float64
 }
 
+// MaxTokens caps the answer of each kind of LLM call (max_tokens,
+// reasoning included for models that reason). Zero takes the default.
+// Summaries of older turns are made without the LLM, so there is no cap
+// for them.
+type MaxTokens struct {
+	// Tools caps a call that may answer with tool calls (default 4096:
+	// a task_create with a long goal, or a reasoning model's thinking
+	// before it).
+	Tools int
+	// Final caps the final answer without tools (default 2048: the
+	// owner reads a line or two on a phone).
+	Final int
+}
+
 // Config is what an Agent needs. Store, LLM, Identity and Logger are
 // required; without Workspaces or Tasks their tools answer that they are
 // not available.
@@ -57,6 +71,12 @@ type Config struct {
 	// ApprovalTTL is how long an approval stays open (default 1h).
 	ApprovalTTL time.Duration
 	Budget      Budget
+	// MaxTokens caps each call's answer.
+	MaxTokens MaxTokens
+	// Harnesses are the names task_create and task_ask accept; a call
+	// naming another is refused with the list. Empty: not checked here
+	// (the engine still refuses an unknown one).
+	Harnesses []string
 }
 
 // Agent is the ReAct loop with its tools.
@@ -93,6 +113,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.ApprovalTTL <= 0 {
 		cfg.ApprovalTTL = time.Hour
+	}
+	if cfg.MaxTokens.Tools <= 0 {
+		cfg.MaxTokens.Tools = 4096
+	}
+	if cfg.MaxTokens.Final <= 0 {
+		cfg.MaxTokens.Final = 2048
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, now: cfg.Now}
 	if err := a.register(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/agent"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"go.uber.org/goleak"
 )
@@ -42,10 +43,16 @@ func TestConversationOffersNoMutatingTools(t *testing.T) {
 	}
 }
 
+// TestActionOffersEveryTool: with a workspace to select or delete and a
+// task that waits for an answer, an action is offered every mutating
+// tool.
 func TestActionOffersEveryTool(t *testing.T) {
 	r := newRig(t, nil)
+	r.createWorkspace("api")
+	r.selectWorkspace("demo")
+	r.tasks.created = []task.Task{{ID: "t-7", ConversationID: conv, Workspace: "demo", State: task.WaitingInput}}
 	r.llm.Script(testkit.Say("ok"))
-	r.say(intent.Action, "do something with the last task") // a task is spoken of: the task tools come too
+	r.say(intent.Action, "do something")
 	for _, name := range mutating {
 		if !slices.Contains(r.llm.Requests()[0].Tools(), name) {
 			t.Errorf("an action does not offer %s", name)
@@ -62,6 +69,47 @@ func TestActionOffersEveryTool(t *testing.T) {
 	// declared in every request.
 	if strings.Contains(raw, "additionalProperties") {
 		t.Error("the schemas carry additionalProperties")
+	}
+}
+
+// TestToolsOnlyWhereTheyCanApply: a tool that has nothing to act on is
+// not offered, and the harness pack comes only with task_create.
+func TestToolsOnlyWhereTheyCanApply(t *testing.T) {
+	t.Run("only the selected workspace, no task", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.selectWorkspace("demo")
+		r.llm.Script(testkit.Say("ok"))
+		r.say(intent.Action, "add a README")
+		got := r.llm.Requests()[0].Tools()
+		for _, name := range []string{"workspace_select", "workspace_delete", "task_cancel", "task_respond", "task_status", "task_ship"} {
+			if slices.Contains(got, name) {
+				t.Errorf("%s offered with nothing to act on: %v", name, got)
+			}
+		}
+		if !slices.Contains(got, "task_create") || !strings.Contains(r.llm.Requests()[0].System(), "# Harnesses for task_create") {
+			t.Errorf("an action lacks task_create or the harness pack: %v", got)
+		}
+	})
+	t.Run("another workspace", func(t *testing.T) {
+		r := newRig(t, nil)
+		r.createWorkspace("api")
+		r.selectWorkspace("demo")
+		r.llm.Script(testkit.Say("ok"))
+		r.say(intent.Action, "switch to api")
+		got := r.llm.Requests()[0].Tools()
+		if !slices.Contains(got, "workspace_select") || !slices.Contains(got, "workspace_delete") {
+			t.Errorf("workspace_select and workspace_delete not offered with a second workspace: %v", got)
+		}
+	})
+	for _, kind := range []intent.Kind{intent.Conversation, intent.Inquiry} {
+		t.Run("no harness pack for a "+string(kind), func(t *testing.T) {
+			r := newRig(t, nil)
+			r.llm.Script(testkit.Say("ok"))
+			r.say(kind, "which harness is best?")
+			if sys := r.llm.Requests()[0].System(); strings.Contains(sys, "# Harnesses for task_create") {
+				t.Errorf("a %s, which cannot start a task, got the harness pack:\n%s", kind, sys)
+			}
+		})
 	}
 }
 
@@ -106,40 +154,46 @@ func TestToolsByIntent(t *testing.T) {
 	}
 }
 
-// TestTaskToolsOnlyWithATask: task_status, task_cancel and task_respond
-// are offered only when the conversation knows of a task: one running,
-// one started or reported in the history, or a task spoken of.
+// TestTaskToolsOnlyWithATask: task_status and task_ship are offered only
+// when the conversation knows of a task (one running, started or reported
+// in the history, or spoken of); task_cancel only while one of its tasks
+// runs or waits; task_respond only while one waits for an answer.
 func TestTaskToolsOnlyWithATask(t *testing.T) {
-	taskTools := []string{"task_status", "task_cancel", "task_respond"}
-	offers := func(r *rig, i int) bool {
+	offered := func(r *rig, i int) string {
 		r.t.Helper()
 		got := r.llm.Requests()[i].Tools()
-		n := 0
-		for _, name := range taskTools {
+		var out []string
+		for _, name := range []string{"task_status", "task_ship", "task_cancel", "task_respond"} {
 			if slices.Contains(got, name) {
-				n++
+				out = append(out, name)
 			}
 		}
-		if n != 0 && n != len(taskTools) {
-			r.t.Fatalf("request %d offers some of the task tools: %v", i, got)
-		}
-		return n > 0
+		return strings.Join(out, " ")
 	}
-	t.Run("none, then one started", func(t *testing.T) {
+	t.Run("none, then one started, then it waits", func(t *testing.T) {
 		r := newRig(t, nil)
 		r.selectWorkspace("demo")
 		r.llm.Script(
 			testkit.Use(testkit.Call{ID: "c", Name: "task_create", Arguments: `{"goal":"add a README"}`}),
 			testkit.Say("Started."),
 			testkit.Say("It is running."),
+			testkit.Say("It asks which licence."),
+			testkit.Say("Done."),
 		)
 		r.say(intent.Action, "add a README")
 		r.say(intent.Action, "and a CONTRIBUTING file")
-		if offers(r, 0) || offers(r, 1) {
-			t.Error("task tools offered before the conversation had a task")
-		}
-		if !offers(r, 2) {
-			t.Error("task tools not offered after a task_create in the history")
+		r.tasks.mu.Lock()
+		r.tasks.created[0].State = task.WaitingInput
+		r.tasks.mu.Unlock()
+		r.say(intent.Action, "what does it want?")
+		r.tasks.mu.Lock()
+		r.tasks.created[0].State = task.Succeeded
+		r.tasks.mu.Unlock()
+		r.say(intent.Action, "ship it")
+		for i, want := range []string{"", "", "task_status task_ship task_cancel", "task_status task_ship task_cancel task_respond", "task_status task_ship"} {
+			if got := offered(r, i); got != want {
+				t.Errorf("request %d offers the task tools %q; want %q", i, got, want)
+			}
 		}
 	})
 	t.Run("a reported result", func(t *testing.T) {
@@ -149,8 +203,8 @@ func TestTaskToolsOnlyWithATask(t *testing.T) {
 		}
 		r.llm.Script(testkit.Say("It added the README."))
 		r.say(intent.Action, "fix what it got wrong")
-		if !offers(r, 0) {
-			t.Error("task tools not offered after a reported result")
+		if got := offered(r, 0); got != "task_status task_ship" {
+			t.Errorf("after a reported result the task tools %q are offered; want task_status task_ship", got)
 		}
 	})
 }
@@ -475,5 +529,39 @@ func TestWallTimeLimitEndsWithAFinalAnswer(t *testing.T) {
 	reqs := r.llm.Requests()
 	if len(reqs) != 2 || !reqs[1].Final() || texts(replies) != "I ran out of time; here is what I know." {
 		t.Fatalf("%d requests, reply %q", len(reqs), texts(replies))
+	}
+}
+
+// TestToolArgumentErrorsNameTheField: a call with a missing, unknown or
+// invalid field gets a result that names the field (and for a harness,
+// the known ones), and nothing is done.
+func TestToolArgumentErrorsNameTheField(t *testing.T) {
+	r := newRig(t, func(_ *rig, c *agent.Config) { c.Harnesses = []string{"claude", "codex", "gemini"} })
+	r.selectWorkspace("demo")
+	r.llm.Script(
+		testkit.Use(
+			testkit.Call{ID: "missing", Name: "task_create", Arguments: `{"workspace":"demo"}`},
+			testkit.Call{ID: "harness", Name: "task_create", Arguments: `{"goal":"add a README","harness":"foo"}`},
+			testkit.Call{ID: "type", Name: "task_create", Arguments: `{"goal":42}`},
+			testkit.Call{ID: "unknown", Name: "task_create", Arguments: `{"goal":"add a README","branch":"x"}`},
+			testkit.Call{ID: "empty", Name: "task_create", Arguments: `{"goal":"   "}`},
+		),
+		testkit.Say("I could not start it."),
+	)
+	r.say(intent.Action, "add a README")
+	res := r.toolResults(1)
+	for id, want := range map[string]string{
+		"missing": `error: task_create: missing required field "goal"`,
+		"harness": `error: task_create: field "harness": unknown harness "foo" (known: claude, codex, gemini)`,
+		"type":    `error: task_create: field "goal": want a string, got number`,
+		"unknown": `error: task_create: unknown field "branch"; the fields are "goal", "harness", "queue", "workspace"`,
+		"empty":   `error: task_create: field "goal": must not be empty`,
+	} {
+		if res[id] != want {
+			t.Errorf("call %s: result %q; want %q", id, res[id], want)
+		}
+	}
+	if len(r.tasks.created) != 0 {
+		t.Errorf("tasks created from invalid calls: %+v", r.tasks.created)
 	}
 }

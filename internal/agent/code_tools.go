@@ -69,7 +69,7 @@ func codeWorkspace(ctx context.Context, r *run, name string) (string, error) {
 	if ws == "" {
 		return "", errors.New("no workspace given and none selected; call workspace_list, then pass workspace or select one")
 	}
-	if err := mustExist(ctx, r, ws); err != nil {
+	if err := mustExist(ctx, r, workspaceField("workspace", name), ws); err != nil {
 		return "", err
 	}
 	return ws, nil
@@ -113,8 +113,11 @@ func (a *Agent) registerCode() []error {
 		define(a, "code_read", spec[codeReadArgs]{access: reading, maxResult: codeResult,
 			validate: func(c *codeReadArgs) error {
 				trimmed(&c.Path, &c.Workspace)
-				if c.From < 0 || c.To < 0 {
-					return errors.New("from and to are line numbers from 1")
+				if c.From < 0 {
+					return fieldError("from", "%d is not a line number (they start at 1)", c.From)
+				}
+				if c.To < 0 {
+					return fieldError("to", "%d is not a line number (they start at 1)", c.To)
 				}
 				return nonEmpty("path", c.Path)
 			},
@@ -129,7 +132,7 @@ func (a *Agent) registerCode() []error {
 			validate: func(c *codeSearchArgs) error {
 				trimmed(&c.Workspace)
 				if strings.TrimSpace(c.Pattern) == "" {
-					return errors.New("pattern must not be empty")
+					return fieldError("pattern", "must not be empty")
 				}
 				return nil
 			},

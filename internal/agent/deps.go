@@ -42,6 +42,9 @@ type Tasks interface {
 	// RequestShip starts pushing a finished task's branch and opening its
 	// pull request; the outcome comes to the chat by itself.
 	RequestShip(ctx context.Context, id string) error
+	// Active lists the conversation's tasks that run or wait for an
+	// answer: the turn offers task_cancel and task_respond by them.
+	Active(ctx context.Context, conversationID string) ([]task.Task, error)
 }
 
 // Running finds a conversation's running task (progress.Running, the

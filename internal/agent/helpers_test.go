@@ -163,6 +163,20 @@ func (m *memTasks) Get(_ context.Context, id string) (task.Task, error) {
 	return task.Task{}, fmt.Errorf("task %s: %w", id, task.ErrNotFound)
 }
 
+// Active lists the conversation's tasks that run or wait; a test sets a
+// task's State to make it wait.
+func (m *memTasks) Active(_ context.Context, conversationID string) ([]task.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []task.Task
+	for _, t := range m.created {
+		if t.ConversationID == conversationID && t.State.Active() {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 func (m *memTasks) Cancel(context.Context, string) error          { return nil }
 func (m *memTasks) Respond(context.Context, string, string) error { return nil }
 func (m *memTasks) RequestShip(context.Context, string) error     { return nil }

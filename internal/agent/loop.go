@@ -62,11 +62,19 @@ type run struct {
 	seen  map[string]int
 	trail []string
 
-	// knowsTasks: the conversation has a task to ask about, cancel or
-	// answer (see tasksKnown); the task tools are offered only then.
-	knowsTasks bool
+	// knowsTasks: the conversation has a task to ask about or ship (see
+	// tasksKnown); activeTask: one of its tasks runs or waits, which
+	// task_cancel needs; waitingTask: one waits for an answer, which
+	// task_respond needs; otherWorkspace: a workspace besides the
+	// selected one exists, to select or delete. All as the turn starts.
+	knowsTasks, activeTask, waitingTask, otherWorkspace bool
+	// tools are the tools offered in every call of the turn (offered).
+	tools []llm.Tool
 
+	// system is the system prompt; fixed the length of its fixed part,
+	// which ends at a cache breakpoint.
 	system      string
+	fixed       int
 	promptDirty bool
 	lastRound   bool
 
@@ -111,6 +119,8 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	r.text = text
 	r.msgs = []llm.Message{{Role: llm.User, Content: text}}
 	r.knowsTasks = r.tasksKnown(ctx)
+	r.survey(ctx)
+	r.tools = r.offered()
 	rounds, calls := r.limits()
 	// Tool rounds run until the turn's deadline; the final answer has
 	// whatever is left of it plus a grace. Both end at once on a stop:
@@ -137,14 +147,10 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 			callCtx = finalCtx
 		}
 		if r.promptDirty || !withTools {
-			r.system = r.buildPrompt(ctx)
+			r.system, r.fixed = r.buildPrompt(ctx)
 			r.promptDirty = false
 		}
-		req := llm.Request{
-			Messages:    append(append([]llm.Message{{Role: llm.System, Content: r.system}}, r.history...), r.msgs...),
-			Tools:       r.offered(),
-			NoToolCalls: !withTools,
-		}
+		req := r.request(withTools)
 		resp, err := r.a.cfg.LLM.Complete(callCtx, req)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -212,6 +218,59 @@ func (r *run) run(ctx context.Context, text string) ([]chat.Reply, error) {
 	return r.replies(), nil
 }
 
+// request is the next completion request. Its cacheable prefix ends at
+// two breakpoints: after the fixed part of the system prompt (with the
+// tools, which providers put before it), which stays the same from call to
+// call and turn to turn; and after the turn's message (with the history),
+// which the later calls of the turn repeat. Providers that cache only what
+// is marked (llm.TakesCacheMarkers) read these; the others cache prefixes
+// by themselves. Every call caps its answer (MaxTokens).
+func (r *run) request(withTools bool) llm.Request {
+	msgs := make([]llm.Message, 0, 1+len(r.history)+len(r.msgs))
+	msgs = append(msgs, llm.Message{Role: llm.System, Content: r.system, CacheUpTo: r.fixed})
+	msgs = append(msgs, r.history...)
+	msgs = append(msgs, r.msgs...)
+	// The turn's message is r.msgs[0], always a user message.
+	turn := &msgs[1+len(r.history)]
+	turn.CacheUpTo = len(turn.Content)
+	limit := r.a.cfg.MaxTokens.Tools
+	if !withTools {
+		limit = r.a.cfg.MaxTokens.Final
+	}
+	return llm.Request{Messages: msgs, Tools: r.tools, NoToolCalls: !withTools, MaxTokens: limit}
+}
+
+// survey looks, as the turn starts, at what the conversation has that
+// decides which tools it is offered: its tasks that run or wait, and the
+// workspaces besides the selected one. A look-up that fails offers the
+// tools (they answer for themselves when called).
+func (r *run) survey(ctx context.Context) {
+	r.activeTask, r.waitingTask, r.otherWorkspace = false, false, false
+	if r.a.cfg.Tasks != nil {
+		active, err := r.a.cfg.Tasks.Active(ctx, r.conv)
+		if err != nil {
+			r.a.log.Info("active tasks for the tools", "conversation", r.conv, "err", err)
+			r.activeTask, r.waitingTask = true, true
+		}
+		for _, t := range active {
+			r.activeTask = true
+			r.waitingTask = r.waitingTask || t.State == task.WaitingInput
+		}
+	}
+	if r.a.cfg.Workspaces != nil {
+		ws, err := r.a.cfg.Workspaces.List(ctx)
+		if err != nil {
+			r.a.log.Info("workspaces for the tools", "conversation", r.conv, "err", err)
+			r.otherWorkspace = true
+		}
+		for _, w := range ws {
+			r.otherWorkspace = r.otherWorkspace || w.Name != r.workspace
+		}
+	}
+	// An active task is a task the conversation knows of.
+	r.knowsTasks = r.knowsTasks || r.activeTask
+}
+
 // tasksKnown tells whether the conversation has a task the task tools
 // could name, as the turn starts: one is running, the history the model
 // sees started one or reported one's end (Remember), or the summary or the
@@ -270,10 +329,10 @@ func (r *run) callIDTaken(id string, before []llm.ToolCall) bool {
 func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 	t := r.a.tools[c.Name]
 	if t == nil {
-		return fmt.Sprintf("error: there is no tool %q. The tools are: %s.", c.Name, strings.Join(toolNames(r.offered()), ", "))
+		return fmt.Sprintf("error: there is no tool %q. The tools are: %s.", c.Name, strings.Join(toolNames(r.tools), ", "))
 	}
 	if !allowed(t, r.kind) {
-		return fmt.Sprintf("error: %s is not available for this %s. Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.offered()), ", "))
+		return fmt.Sprintf("error: %s is not available for this %s. Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.tools), ", "))
 	}
 	p, err := t.decode(c.Arguments)
 	if err != nil {
@@ -365,9 +424,12 @@ func (r *run) save(ctx context.Context) {
 	}
 }
 
-// record stores a completion's usage.
+// record stores a completion's usage. What the provider read from its
+// cache goes to the log (the store keeps totals).
 func (r *run) record(ctx context.Context, u llm.Usage) {
 	r.usage = r.usage.Add(u)
+	r.a.log.Debug("completion usage", "conversation", r.conv, "prompt_tokens", u.PromptTokens, "cached_tokens", u.CachedTokens,
+		"cache_write_tokens", u.CacheWriteTokens, "completion_tokens", u.CompletionTokens, "cost", u.Cost)
 	err := r.a.cfg.Store.AddUsage(context.WithoutCancel(ctx), r.conv, store.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost})
 	if err != nil {
 		r.a.log.Error("record usage", "conversation", r.conv, "err", err)

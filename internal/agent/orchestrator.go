@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fetch-dev/fetch/instincts"
@@ -71,11 +72,21 @@ func trimmed(fields ...*string) {
 	}
 }
 
-func nonEmpty(what, v string) error {
+// nonEmpty fails for a required field that is empty (or only spaces).
+func nonEmpty(field, v string) error {
 	if v == "" {
-		return fmt.Errorf("%s must not be empty", what)
+		return fieldError(field, "must not be empty")
 	}
 	return nil
+}
+
+// knownHarness fails for a harness the engine does not know, naming the
+// ones it does; "" (the default harness) and a setup that lists none pass.
+func (a *Agent) knownHarness(h string) error {
+	if h == "" || len(a.cfg.Harnesses) == 0 || slices.Contains(a.cfg.Harnesses, h) {
+		return nil
+	}
+	return fieldError("harness", "unknown harness %q (known: %s)", h, strings.Join(a.cfg.Harnesses, ", "))
 }
 
 // register defines the orchestrator tools, in the order they are offered.
@@ -86,23 +97,23 @@ func (a *Agent) register() error {
 		define(a, "workspace_status", spec[optionalWorkspace]{access: readOnly, survey: true,
 			validate: func(w *optionalWorkspace) error { trimmed(&w.Name); return nil },
 			run:      toolWorkspaceStatus}),
-		define(a, "task_status", spec[optionalTask]{access: readOnly, onTasks: true,
+		define(a, "task_status", spec[optionalTask]{access: readOnly, needs: aTask,
 			validate: func(t *optionalTask) error { trimmed(&t.ID); return nil },
 			run:      toolTaskStatus}),
-		define(a, "workspace_select", spec[workspaceName]{access: mutating, changesContext: true,
+		define(a, "workspace_select", spec[workspaceName]{access: mutating, needs: anotherWorkspace, changesContext: true,
 			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
-			check:    func(ctx context.Context, r *run, w workspaceName) error { return mustExist(ctx, r, w.Name) },
+			check:    func(ctx context.Context, r *run, w workspaceName) error { return mustExist(ctx, r, "name", w.Name) },
 			run:      toolWorkspaceSelect}),
 		define(a, "workspace_create", spec[createArgs]{access: mutating, changesContext: true,
 			validate: func(c *createArgs) error { trimmed(&c.Name, &c.Template, &c.URL); return nonEmpty("name", c.Name) },
 			run:      toolWorkspaceCreate}),
-		define(a, "workspace_delete", spec[workspaceName]{access: mutating, changesContext: true,
+		define(a, "workspace_delete", spec[workspaceName]{access: mutating, needs: anotherWorkspace, changesContext: true,
 			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
 			check: func(ctx context.Context, r *run, w workspaceName) error {
 				if err := notActive(r, w.Name); err != nil {
 					return err
 				}
-				return mustExist(ctx, r, w.Name)
+				return mustExist(ctx, r, "name", w.Name)
 			},
 			run: toolWorkspaceDelete,
 			policy: func(w *workspaceName) (string, string) {
@@ -111,7 +122,10 @@ func (a *Agent) register() error {
 		define(a, "task_create", spec[taskCreateArgs]{access: mutating, changesContext: true,
 			validate: func(t *taskCreateArgs) error {
 				trimmed(&t.Goal, &t.Workspace, &t.Harness)
-				return nonEmpty("goal", t.Goal)
+				if err := nonEmpty("goal", t.Goal); err != nil {
+					return err
+				}
+				return a.knownHarness(t.Harness)
 			},
 			check: checkTaskCreate,
 			bind:  func(r *run, t *taskCreateArgs) { t.Workspace = or(t.Workspace, r.workspace) },
@@ -126,19 +140,22 @@ func (a *Agent) register() error {
 		define(a, "task_ask", spec[taskAskArgs]{access: asking, changesContext: true,
 			validate: func(t *taskAskArgs) error {
 				trimmed(&t.Question, &t.Workspace, &t.Harness)
-				return nonEmpty("question", t.Question)
+				if err := nonEmpty("question", t.Question); err != nil {
+					return err
+				}
+				return a.knownHarness(t.Harness)
 			},
 			check: func(ctx context.Context, r *run, t taskAskArgs) error {
 				return checkTaskCreate(ctx, r, taskCreateArgs{Workspace: t.Workspace})
 			},
 			run: toolTaskAsk}),
-		define(a, "task_cancel", spec[taskID]{access: mutating, onTasks: true, changesContext: true,
+		define(a, "task_cancel", spec[taskID]{access: mutating, needs: anActiveTask, changesContext: true,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskCancel}),
-		define(a, "task_ship", spec[taskID]{access: mutating, onTasks: true,
+		define(a, "task_ship", spec[taskID]{access: mutating, needs: aTask,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskShip}),
-		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, onTasks: true,
+		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, needs: aWaitingTask,
 			validate: func(t *taskRespondArgs) error {
 				trimmed(&t.ID, &t.Answer)
 				if err := nonEmpty("id", t.ID); err != nil {
@@ -158,16 +175,29 @@ func (a *Agent) register() error {
 	return errors.Join(errs...)
 }
 
-// mustExist fails for a workspace that is not registered.
-func mustExist(ctx context.Context, r *run, name string) error {
+// mustExist fails for a workspace that is not registered, naming the
+// argument field that gave it ("" when it is the selected one).
+func mustExist(ctx context.Context, r *run, field, name string) error {
 	ok, err := exists(ctx, r, name)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("there is no workspace %q; workspace_list shows the workspaces", name)
+		if field == "" {
+			return fmt.Errorf("the selected workspace %q no longer exists; workspace_list shows the workspaces", name)
+		}
+		return fieldError(field, "there is no workspace %q; workspace_list shows the workspaces", name)
 	}
 	return nil
+}
+
+// workspaceField is the argument field a workspace came from: "" when
+// none was given and the selected one is used.
+func workspaceField(field, given string) string {
+	if given == "" {
+		return ""
+	}
+	return field
 }
 
 // notActive fails for the conversation's active (selected) workspace,
@@ -191,7 +221,7 @@ func checkTaskCreate(ctx context.Context, r *run, t taskCreateArgs) error {
 	if ws == "" {
 		return errNoWorkspace
 	}
-	return mustExist(ctx, r, ws)
+	return mustExist(ctx, r, workspaceField("workspace", t.Workspace), ws)
 }
 
 func or(v, def string) string {
@@ -293,7 +323,7 @@ func describeStatus(st workspace.Status) string {
 }
 
 func toolWorkspaceSelect(ctx context.Context, r *run, w workspaceName) (string, error) {
-	if err := mustExist(ctx, r, w.Name); err != nil {
+	if err := mustExist(ctx, r, "name", w.Name); err != nil {
 		return "", err
 	}
 	if err := r.a.cfg.Store.SetWorkspace(ctx, r.conv, w.Name); err != nil {

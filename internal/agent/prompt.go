@@ -12,10 +12,21 @@ import (
 	"github.com/fetch-dev/fetch/intent"
 )
 
-//go:embed prompts/system.md
-var systemText string
+// The system prompt is two templates: the fixed part (who Fetch is, the
+// owner, the harness pack, the selected workspace's code map), which stays
+// the same from call to call and ends at a cache breakpoint, and the
+// session part (skills for this message, the workspace's state, the
+// running task, the summary, the instruction), which may change at every
+// call and comes after it.
+var (
+	//go:embed prompts/system.md
+	systemText string
+	//go:embed prompts/session.md
+	sessionText string
 
-var systemTemplate = template.Must(template.New("system").Parse(systemText))
+	systemTemplate  = template.Must(template.New("system").Parse(systemText))
+	sessionTemplate = template.Must(template.New("session").Parse(sessionText))
+)
 
 type promptData struct {
 	Collar, Alpha string
@@ -30,17 +41,19 @@ type promptData struct {
 	Instruction   string
 }
 
-// buildPrompt is the system prompt for the next request: the identity,
-// the skills the message triggers, and the session as it is now. The
-// harness pack comes only to a turn that can start a task (an action):
-// elsewhere it would be paid for in every call and never used.
-func (r *run) buildPrompt(ctx context.Context) string {
+// buildPrompt is the system prompt for the next request — the identity,
+// the code map, the skills the message triggers, and the session as it is
+// now — and the length of its fixed part, which ends at a cache
+// breakpoint (llm.Message.CacheUpTo). The harness pack comes only to a
+// turn offered task_create, the one tool that starts a task: elsewhere it
+// would be paid for in every call and never used.
+func (r *run) buildPrompt(ctx context.Context) (prompt string, fixed int) {
 	id := r.a.cfg.Identity.Current()
 	d := promptData{
 		Collar: id.Collar, Alpha: id.Alpha, Skills: id.ActiveSkills(r.text),
 		Workspace: r.workspace, Autonomy: r.autonomy, Summary: r.summary, Instruction: r.instruction(),
 	}
-	if r.kind == intent.Action {
+	if r.offers("task_create") {
 		d.Agents = id.Agents
 	}
 	if r.workspace != "" && r.a.cfg.Workspaces != nil {
@@ -56,11 +69,15 @@ func (r *run) buildPrompt(ctx context.Context) string {
 			d.Task = t
 		}
 	}
-	var b strings.Builder
-	if err := systemTemplate.Execute(&b, d); err != nil {
+	var head, tail strings.Builder
+	if err := systemTemplate.Execute(&head, d); err != nil {
 		r.a.log.Error("system prompt", "err", err)
 	}
-	return strings.TrimSpace(b.String())
+	if err := sessionTemplate.Execute(&tail, d); err != nil {
+		r.a.log.Error("system prompt", "err", err)
+	}
+	fixedText := strings.TrimSpace(head.String())
+	return fixedText + "\n\n" + strings.TrimSpace(tail.String()), len(fixedText)
 }
 
 func (r *run) instruction() string {

@@ -15,6 +15,7 @@ import (
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/agent"
 	"github.com/fetch-dev/fetch/internal/code"
+	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/internal/tokens"
 	"github.com/fetch-dev/fetch/kennel"
@@ -60,6 +61,62 @@ func TestFixedCostOfAnActionCall(t *testing.T) {
 	t.Logf("system prompt %d tokens, %d tool definitions %d tokens", n, len(req.Body.Tools), m)
 	if n+m > fixedBudget {
 		t.Errorf("an action's call costs %d tokens before any history; keep it under %d", n+m, fixedBudget)
+	}
+}
+
+// TestCacheBreakpointsOnEveryCall: for a model that caches only what is
+// marked, every call of a turn marks the fixed part of the system prompt
+// (identity, harness pack, code map — not the session part) and the
+// turn's message; every call caps its answer, a tools call and the final
+// answer each by their own limit. A model that caches by itself gets no
+// marker.
+func TestCacheBreakpointsOnEveryCall(t *testing.T) {
+	for _, model := range []string{"anthropic/claude-sonnet-4.5", "openai/gpt-4.1"} {
+		t.Run(model, func(t *testing.T) {
+			r := newRig(t, func(r *rig, c *agent.Config) {
+				client, err := llm.New(llm.Config{BaseURL: r.llm.URL(), APIKey: testkit.OpenRouterKey, Model: model, BaseDelay: time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.LLM, c.Code = client, code.New(r.ws)
+				c.MaxRounds = 1
+				c.MaxTokens = agent.MaxTokens{Tools: 3000, Final: 700}
+			})
+			r.selectWorkspace("demo")
+			r.llm.Script(
+				testkit.Use(testkit.Call{ID: "c", Name: "workspace_list", Arguments: `{}`}),
+				testkit.Say("You have demo."),
+			)
+			r.say(intent.Action, "list my workspaces and add a README")
+			reqs := r.llm.Requests()
+			if len(reqs) != 2 || !reqs[1].Final() {
+				t.Fatalf("%d requests; want a tools call and a final answer", len(reqs))
+			}
+			for i, want := range []int{3000, 700} {
+				if got := reqs[i].Body.MaxTokens; got != want {
+					t.Errorf("request %d: max_tokens %d; want %d", i, got, want)
+				}
+			}
+			for i, req := range reqs {
+				bp := req.Breakpoints()
+				if model == "openai/gpt-4.1" {
+					if len(bp) != 0 {
+						t.Errorf("request %d marks %d breakpoints for a model that caches by itself", i, len(bp))
+					}
+					continue
+				}
+				if len(bp) != 2 || bp[0].Role != "system" || bp[1].Role != "user" || bp[1].Upto != "list my workspaces and add a README" {
+					t.Fatalf("request %d: breakpoints %+v; want the system prompt's fixed part and the turn's message", i, bp)
+				}
+				fixed, sys := bp[0].Upto, req.System()
+				if !strings.HasPrefix(sys, fixed) || !strings.Contains(fixed, "# Harnesses for task_create") || strings.Contains(fixed, "# Now") || !strings.Contains(sys[len(fixed):], "# Now") {
+					t.Errorf("request %d: the marked part is not the fixed part:\n%s\n---\n%s", i, fixed, sys[len(fixed):])
+				}
+				if i > 0 && fixed != reqs[0].Breakpoints()[0].Upto {
+					t.Errorf("request %d: the fixed part changed within the turn", i)
+				}
+			}
+		})
 	}
 }
 

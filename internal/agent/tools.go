@@ -8,7 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fetch-dev/fetch/intent"
@@ -38,14 +42,33 @@ const (
 	asking access = "ask"
 )
 
+// need is what the conversation must have, as a turn starts, for a tool
+// to be offered (see run.has): a tool that cannot apply costs its
+// definition in every call and tempts the model for nothing.
+type need string
+
+const (
+	// always: offered whenever the intent allows it.
+	always need = ""
+	// aTask: the conversation knows of a task (run.knowsTasks).
+	aTask need = "task"
+	// anActiveTask: a task of the conversation runs or waits for an answer.
+	anActiveTask need = "active task"
+	// aWaitingTask: a task of the conversation waits for an answer.
+	aWaitingTask need = "waiting task"
+	// anotherWorkspace: a workspace exists besides the selected one (to
+	// select or delete).
+	anotherWorkspace need = "other workspace"
+)
+
 // tool is one orchestrator tool. Its schema is generated from the Go type
 // of its arguments; its description is the embedded tools/NAME.md.
 type tool struct {
 	name   string
 	access access
-	// onTasks: offered only when the conversation knows of a task (see
-	// run.knowsTasks).
-	onTasks bool
+	// needs is what the conversation must have for the tool to be
+	// offered.
+	needs need
 	// survey: it gives more of what the system prompt already carries
 	// for the selected workspace (its map, its git state). An action,
 	// which hands the reading to a harness, makes do with the prompt: it
@@ -84,8 +107,8 @@ type prepared struct {
 // spec is a tool's behaviour over its argument type A.
 type spec[A any] struct {
 	access access
-	// onTasks: offered only when the conversation knows of a task.
-	onTasks bool
+	// needs: offered only when the conversation has it.
+	needs need
 	// survey: not offered to an action (see tool.survey).
 	survey bool
 	// changesContext: the system prompt is rebuilt after a success.
@@ -119,10 +142,10 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	// strict mode (every field required) needs; decodeArgs refuses
 	// unknown fields anyway, so every call would pay for it in vain.
 	schema.AdditionalProperties = nil
-	t := &tool{name: name, access: s.access, onTasks: s.onTasks, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
+	t := &tool{name: name, access: s.access, needs: s.needs, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
-		if err := decodeArgs(raw, schema.Required, &args); err != nil {
+		if err := decodeArgs(raw, schema, &args); err != nil {
 			return prepared{}, err
 		}
 		if s.validate != nil {
@@ -158,31 +181,55 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	return nil
 }
 
-// decodeArgs reads a tool call's raw arguments into args. "" reads as {}
-// (a tool without required fields needs none); anything else must be one
-// JSON object with known fields and the required ones present.
-func decodeArgs(raw string, required []string, args any) error {
+// decodeArgs reads a tool call's raw arguments into args, checked
+// against the tool's schema. "" reads as {} (a tool without required
+// fields needs none); anything else must be one JSON object with known
+// fields and the required ones present. What is wrong names the field, so
+// that the model can fix its call.
+func decodeArgs(raw string, schema *jsonschema.Definition, args any) error {
 	if raw == "" {
 		raw = "{}"
 	}
 	if strings.TrimSpace(raw) == "" {
-		return errors.New("the arguments are only whitespace; send a JSON object, e.g. {}")
+		return fmt.Errorf("the arguments are only whitespace; send a JSON object, e.g. %s", example(schema))
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &fields); err != nil || fields == nil {
-		return fmt.Errorf("the arguments are not a JSON object (%s); send e.g. {}", shortErr(err))
+		return fmt.Errorf("the arguments are not a JSON object (%s); send one, e.g. %s", shortErr(err), example(schema))
+	}
+	var unknown []string
+	for k := range fields {
+		if _, ok := schema.Properties[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		known := "it takes no fields"
+		if len(schema.Properties) > 0 {
+			known = "the fields are " + quoted(slices.Sorted(maps.Keys(schema.Properties)))
+		}
+		return fmt.Errorf("unknown %s %s; %s", plural(len(unknown), "field"), quoted(unknown), known)
 	}
 	var missing []string
-	for _, k := range required {
+	for _, k := range schema.Required {
 		if v, ok := fields[k]; !ok || string(v) == "null" || string(v) == `""` {
 			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing required argument(s): %s", strings.Join(missing, ", "))
+		return fmt.Errorf("missing required %s %s", plural(len(missing), "field"), quoted(missing))
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if err := json.Unmarshal(fields[k], fieldOf(args, k)); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return fmt.Errorf("field %q: want %s, got %s", k, typeName(schema.Properties[k]), te.Value)
+			}
+			return fmt.Errorf("field %q: %s", k, shortErr(err))
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(args); err != nil {
 		return fmt.Errorf("the arguments do not fit the schema: %s", shortErr(err))
 	}
@@ -190,6 +237,71 @@ func decodeArgs(raw string, required []string, args any) error {
 		return errors.New("the arguments have trailing data after the JSON object")
 	}
 	return nil
+}
+
+// fieldOf is a pointer to the field of the struct args points to whose
+// JSON name is name, to decode one field alone and name it when it does
+// not fit; a throwaway value when there is none.
+func fieldOf(args any, name string) any {
+	v := reflect.ValueOf(args).Elem()
+	for i := range v.NumField() {
+		tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if tag == name {
+			return v.Field(i).Addr().Interface()
+		}
+	}
+	return new(any)
+}
+
+// typeName is a schema type in words, for an error.
+func typeName(d jsonschema.Definition) string {
+	switch d.Type {
+	case jsonschema.String:
+		return "a string"
+	case jsonschema.Boolean:
+		return "true or false"
+	case jsonschema.Integer:
+		return "an integer"
+	case jsonschema.Number:
+		return "a number"
+	case jsonschema.Array:
+		if d.Items != nil {
+			return "an array of " + strings.TrimPrefix(strings.TrimPrefix(typeName(*d.Items), "a "), "an ") + "s"
+		}
+		return "an array"
+	case jsonschema.Object:
+		return "an object"
+	}
+	return string(d.Type)
+}
+
+// example is a call's arguments with its required fields, for an error.
+func example(schema *jsonschema.Definition) string {
+	parts := make([]string, len(schema.Required))
+	for i, k := range schema.Required {
+		parts[i] = fmt.Sprintf("%q: …", k)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// fieldError is an invalid value of one field, for the model.
+func fieldError(field, format string, a ...any) error {
+	return fmt.Errorf("field %q: %s", field, fmt.Sprintf(format, a...))
 }
 
 func shortErr(err error) string {
@@ -204,19 +316,48 @@ func shortErr(err error) string {
 }
 
 // offered lists the tools the turn is offered, for the request: those its
-// intent allows, less the task tools while the conversation knows of no
-// task and, in an action, the surveys. Every tool offered costs its
-// definition in every call of the turn; a tool allowed but not offered
-// still runs when the model calls it.
+// intent allows and whose need the conversation meets as the turn starts,
+// less, in an action, the surveys. Every tool offered costs its definition
+// in every call of the turn; a tool allowed but not offered still runs
+// when the model calls it. The list is made once per turn (run.tools), so
+// that every call of the turn sends the same tools and a provider's cache
+// of them holds.
 func (r *run) offered() []llm.Tool {
 	var out []llm.Tool
 	for _, name := range r.a.order {
 		t := r.a.tools[name]
-		if allowed(t, r.kind) && (!t.onTasks || r.knowsTasks) && !(t.survey && r.kind == intent.Action) {
+		if allowed(t, r.kind) && r.has(t.needs) && !(t.survey && r.kind == intent.Action) {
 			out = append(out, llm.Tool{Name: t.name, Description: t.desc, Parameters: t.schema})
 		}
 	}
 	return out
+}
+
+// offers tells whether the turn is offered the tool.
+func (r *run) offers(name string) bool {
+	for _, t := range r.tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// has tells whether the conversation meets a need as the turn started.
+func (r *run) has(n need) bool {
+	switch n {
+	case always:
+		return true
+	case aTask:
+		return r.knowsTasks
+	case anActiveTask:
+		return r.activeTask
+	case aWaitingTask:
+		return r.waitingTask
+	case anotherWorkspace:
+		return r.otherWorkspace
+	}
+	return false
 }
 
 // allowed tells whether an intent may use a tool at all.

@@ -34,6 +34,13 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// CacheUpTo, when above 0, ends a cacheable prefix of the request
+	// after that many bytes of Content (len(Content): after the whole
+	// message). For a model whose provider caches only what is marked
+	// (TakesCacheMarkers), the content goes as text parts with a cache
+	// breakpoint on the part that ends there; for the others, which cache
+	// prefixes by themselves, it changes nothing on the wire.
+	CacheUpTo int `json:"-"`
 }
 
 // ToolCall is one call of a tool by the model. Arguments is the raw
@@ -60,13 +67,22 @@ type Request struct {
 	// (tool_choice "none"): providers reject a history with tool calls
 	// when the request declares no tools.
 	NoToolCalls bool
-	MaxTokens   int
+	// MaxTokens caps the answer (max_tokens), reasoning included where a
+	// model reasons; 0 sends no cap.
+	MaxTokens int
 }
 
 // Usage is what a completion cost, from the provider's usage fields.
 type Usage struct {
+	// PromptTokens counts all input tokens, cached ones included.
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens of the prompt were read from the provider's cache
+	// (usage.prompt_tokens_details.cached_tokens); CacheWriteTokens were
+	// written to it (cache_write_tokens). Both are 0 when the provider
+	// reports nothing.
+	CachedTokens     int
+	CacheWriteTokens int
 	// Cost in US dollars, when the provider reports it.
 	Cost float64
 }
@@ -76,7 +92,11 @@ func (u Usage) Tokens() int { return u.PromptTokens + u.CompletionTokens }
 
 // Add sums two usages.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens, u.Cost + v.Cost}
+	return Usage{
+		PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		CachedTokens: u.CachedTokens + v.CachedTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		Cost: u.Cost + v.Cost,
+	}
 }
 
 // Response is the model's answer.
@@ -197,7 +217,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	ctx = context.WithValue(ctx, attemptsKey{}, attempts)
 	orReq := openrouter.ChatCompletionRequest{
 		Model:     c.cfg.Model,
-		Messages:  toWire(req.Messages),
+		Messages:  toWire(req.Messages, TakesCacheMarkers(c.cfg.Model)),
 		MaxTokens: req.MaxTokens,
 		Usage:     &openrouter.IncludeUsage{Include: true},
 	}
@@ -334,16 +354,18 @@ func usageOf(u *openrouter.Usage) Usage {
 	if u == nil {
 		return Usage{}
 	}
-	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost}
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		CachedTokens: u.PromptTokenDetails.CachedTokens, CacheWriteTokens: u.PromptTokenDetails.CacheWriteTokens, Cost: u.Cost}
 }
 
 // toWire converts messages for the library. An empty tool-call arguments
 // string is sent as "{}": the library drops empty arguments and providers
-// reject a tool call without them.
-func toWire(ms []Message) []openrouter.ChatCompletionMessage {
+// reject a tool call without them. With markers, a message's CacheUpTo
+// becomes a cache breakpoint (content).
+func toWire(ms []Message, markers bool) []openrouter.ChatCompletionMessage {
 	out := make([]openrouter.ChatCompletionMessage, len(ms))
 	for i, m := range ms {
-		w := openrouter.ChatCompletionMessage{Role: string(m.Role), Content: openrouter.Content{Text: m.Content}, ToolCallID: m.ToolCallID}
+		w := openrouter.ChatCompletionMessage{Role: string(m.Role), Content: content(m, markers), ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
 			args := tc.Arguments
 			if strings.TrimSpace(args) == "" {

@@ -337,3 +337,46 @@ func TestUserMessages(t *testing.T) {
 		t.Fatal("a message for an error that is not the provider's")
 	}
 }
+
+func TestCacheBreakpointsAndMaxTokensOnTheWire(t *testing.T) {
+	req := llm.Request{MaxTokens: 321, Messages: []llm.Message{
+		{Role: llm.System, Content: "fixed part\n\nsession part", CacheUpTo: len("fixed part")},
+		{Role: llm.User, Content: "hello", CacheUpTo: len("hello")},
+	}}
+	for _, tc := range []struct {
+		model string
+		want  []testkit.Breakpoint
+	}{
+		{"anthropic/claude-sonnet-4.5", []testkit.Breakpoint{{Role: "system", Upto: "fixed part", Type: "ephemeral"}, {Role: "user", Upto: "hello", Type: "ephemeral"}}},
+		{"google/gemini-2.5-pro", []testkit.Breakpoint{{Role: "system", Upto: "fixed part", Type: "ephemeral"}, {Role: "user", Upto: "hello", Type: "ephemeral"}}},
+		{"openai/gpt-4.1", nil},
+		{"deepseek/deepseek-chat", nil},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stream=%v", tc.model, stream), func(t *testing.T) {
+				f := testkit.NewOpenRouter(t)
+				step := testkit.Say("hi")
+				step.PromptTokens, step.CachedTokens, step.CacheWriteTokens = 1500, 1024, 200
+				f.Script(step)
+				resp, err := client(t, f, func(c *llm.Config) { c.Model, c.Stream = tc.model, stream }).Complete(t.Context(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := f.Requests()[0]
+				if got.Body.MaxTokens != 321 || !strings.Contains(got.Raw, `"max_tokens":321`) {
+					t.Errorf("max_tokens = %d; want 321", got.Body.MaxTokens)
+				}
+				if bp := got.Breakpoints(); fmt.Sprint(bp) != fmt.Sprint(tc.want) {
+					t.Errorf("breakpoints %+v; want %+v", bp, tc.want)
+				}
+				// The text is the same whatever the parts.
+				if got.System() != "fixed part\n\nsession part" || testkit.Text(got.Body.Messages[1]) != "hello" {
+					t.Errorf("system %q, user %q", got.System(), testkit.Text(got.Body.Messages[1]))
+				}
+				if u := resp.Usage; u.PromptTokens != 1500 || u.CachedTokens != 1024 || u.CacheWriteTokens != 200 {
+					t.Errorf("usage %+v; want 1500 prompt tokens of which 1024 cached, 200 written", u)
+				}
+			})
+		}
+	}
+}

@@ -20,6 +20,15 @@
 // classification but never the provider's body or the key, and UserMessage
 // turns it into what the owner reads: the provider named, and what to do.
 //
+// A message's CacheUpTo marks where a cacheable prefix of the request
+// ends. For models whose providers cache only what is marked
+// (TakesCacheMarkers: anthropic/… and google/gemini…, after OpenRouter's
+// prompt-caching guide) it is sent as cache_control {"type":"ephemeral"}
+// on a text part; other providers cache prefixes by themselves and get
+// the plain text. Usage carries the cached and cache-write tokens the
+// provider reports (usage.prompt_tokens_details), and Request.MaxTokens
+// is sent as max_tokens.
+//
 // llm imports nothing of Fetch's own. A *Client is safe for concurrent use
 // and owns no goroutines (go-openrouter's stream reader has one per stream,
 // which ends when the stream is read to its end, as Complete always does).

@@ -49,6 +49,10 @@ type Step struct {
 	// PromptTokens, CompletionTokens and Cost are reported as usage.
 	PromptTokens, CompletionTokens int
 	Cost                           float64
+	// CachedTokens and CacheWriteTokens are reported as the usage's
+	// prompt_tokens_details (cached_tokens, cache_write_tokens). The
+	// fake keeps no cache: a test scripts what the provider would say.
+	CachedTokens, CacheWriteTokens int
 }
 
 // Say is a text answer.
@@ -87,14 +91,49 @@ func (r Request) Final() bool {
 	return len(r.Body.Tools) == 0 || r.Body.ToolChoice == "none"
 }
 
-// System is the system message's text.
+// System is the system message's text, its parts joined when it was sent
+// as parts.
 func (r Request) System() string {
 	for _, m := range r.Body.Messages {
 		if m.Role == "system" {
-			return m.Content.Text
+			return Text(m)
 		}
 	}
 	return ""
+}
+
+// Text is a message's text: its content string, or its text parts joined.
+func Text(m openrouter.ChatCompletionMessage) string {
+	if len(m.Content.Multi) == 0 {
+		return m.Content.Text
+	}
+	var b strings.Builder
+	for _, p := range m.Content.Multi {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// Breakpoint is a cache_control marker found in a request: the role of
+// the message it is in, the text up to and including its part within that
+// message, and the marker's type.
+type Breakpoint struct {
+	Role, Upto, Type string
+}
+
+// Breakpoints lists the request's cache_control markers, in order.
+func (r Request) Breakpoints() []Breakpoint {
+	var out []Breakpoint
+	for _, m := range r.Body.Messages {
+		var upto strings.Builder
+		for _, p := range m.Content.Multi {
+			upto.WriteString(p.Text)
+			if p.CacheControl != nil {
+				out = append(out, Breakpoint{Role: m.Role, Upto: upto.String(), Type: p.CacheControl.Type})
+			}
+		}
+	}
+	return out
 }
 
 // OpenRouter is a fake of OpenRouter's chat completions API
@@ -308,8 +347,12 @@ func orWireCalls(calls []Call, _ bool) []any {
 }
 
 func orUsage(s Step) map[string]any {
-	return map[string]any{"prompt_tokens": s.PromptTokens, "completion_tokens": s.CompletionTokens,
+	u := map[string]any{"prompt_tokens": s.PromptTokens, "completion_tokens": s.CompletionTokens,
 		"total_tokens": s.PromptTokens + s.CompletionTokens, "cost": s.Cost}
+	if s.CachedTokens > 0 || s.CacheWriteTokens > 0 {
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": s.CachedTokens, "cache_write_tokens": s.CacheWriteTokens}
+	}
+	return u
 }
 
 func orWriteJSON(w http.ResponseWriter, v any) {
