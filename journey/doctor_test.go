@@ -32,10 +32,11 @@ func doctorEnv(t *testing.T) map[string]string {
 	fetchBinary(t)
 	d := testkit.NewDiscord(t, testToken)
 	llm := testkit.NewOpenRouter(t)
+	// Closed to everyone but Fetch, as Fetch makes it: the kennel's user
+	// gets its workspaces through the engine's mounts, not this path.
 	data := t.TempDir()
-	// The kennel's user makes workspaces under it and must reach it.
-	for p := data; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		os.Chmod(p, 0o755)
+	if err := os.Chmod(data, 0o700); err != nil {
+		t.Fatal(err)
 	}
 	env := map[string]string{
 		"PATH":                os.Getenv("PATH"),
@@ -192,16 +193,21 @@ func TestDoctorFaults(t *testing.T) {
 			delete(env, "ANTHROPIC_API_KEY")
 			return nil
 		}},
-		{"workspaces unusable by the kennel's user", "workspaces", "the kennel's user (uid 10001) cannot make a workspace", func(t *testing.T, env map[string]string) func([]string) []string {
-			if os.Geteuid() != 0 {
-				t.Skip("needs root: Fetch gives workspaces to the kennel's user only when it runs as root, and a folder only root may enter is the fault")
-			}
-			ws := filepath.Join(env["FETCH_DATA_DIR"], "private")
-			if err := os.Mkdir(ws, 0o700); err != nil {
+		{"workspaces unusable by the kennel's user", "workspaces", "the Docker engine does not see", func(t *testing.T, env map[string]string) func([]string) []string {
+			// Fetch sees its workspaces folder, the engine (which mounts
+			// it into kennels) does not: what happens when Fetch runs in a
+			// container without the folder mounted at the same path. A
+			// tmpfs over the folder, in a mount namespace of fetch's own.
+			ws := filepath.Join(env["FETCH_DATA_DIR"], "workspaces")
+			if err := os.Mkdir(ws, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			env["FETCH_WORKSPACES"] = ws
-			return nil
+			if out, err := exec.Command("unshare", "--mount", "mount", "-t", "tmpfs", "tmpfs", ws).CombinedOutput(); err != nil {
+				t.Skipf("needs unshare and mount (root with CAP_SYS_ADMIN): %v: %s", err, out)
+			}
+			return func(argv []string) []string {
+				return append([]string{"unshare", "--mount", "sh", "-c", `mount -t tmpfs tmpfs "$1" && shift && exec "$@"`, "sh", ws}, argv...)
+			}
 		}},
 		{"data directory read-only", "data dir", "read-only file system", func(t *testing.T, env map[string]string) func([]string) []string {
 			// A read-only bind mount of the data directory, in a mount

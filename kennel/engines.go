@@ -307,6 +307,10 @@ type DialConfig struct {
 	DockerHost      string
 	DockerTLSVerify bool
 	DockerCertPath  string
+	// DockerContext is $DOCKER_CONTEXT: the local engine is that docker
+	// context's when DOCKER_HOST is unset; "" falls back to the CLI's
+	// current context (config.json), then the default socket.
+	DockerContext string
 	// Now tells the time, to check TLS material; nil is time.Now.
 	Now func() time.Time
 	// Logger receives what happens to connections after Dial (an SSH
@@ -325,6 +329,14 @@ func (s EngineSpec) Resolve(cfg DialConfig) (EngineSpec, error) {
 	case EngineLocal:
 		host := cfg.DockerHost
 		if host == "" {
+			if name := currentContext(cfg); name != "" && name != "default" {
+				ep, err := lookupContext(cfg, name)
+				if err != nil {
+					return EngineSpec{}, fmt.Errorf("kennel: engine %q (the docker CLI's current context): %w", s.Name, err)
+				}
+				ep.Name, ep.Context = s.Name, name
+				return ep, nil
+			}
 			host = DefaultSocket
 		}
 		ep, err := parseEngineURL(host, false)
@@ -395,6 +407,25 @@ func dockerConfigDir(cfg DialConfig) string {
 		return cfg.DockerConfig
 	}
 	return filepath.Join(cfg.Home, ".docker")
+}
+
+// currentContext is the docker context the docker CLI would use:
+// $DOCKER_CONTEXT, else config.json's currentContext ("" when neither).
+func currentContext(cfg DialConfig) string {
+	if cfg.DockerContext != "" {
+		return cfg.DockerContext
+	}
+	b, err := os.ReadFile(filepath.Join(dockerConfigDir(cfg), "config.json"))
+	if err != nil {
+		return ""
+	}
+	var conf struct {
+		CurrentContext string `json:"currentContext"`
+	}
+	if json.Unmarshal(b, &conf) != nil {
+		return ""
+	}
+	return conf.CurrentContext
 }
 
 // contextMeta is the part of a docker context's meta.json Fetch reads.

@@ -724,3 +724,34 @@ func closedPort(t testing.TB) string {
 	l.Close()
 	return port
 }
+
+// TestResolveLocalFromContext: without DOCKER_HOST, the local engine is the
+// docker CLI's: DOCKER_CONTEXT, else config.json's currentContext; DOCKER_HOST
+// wins over both, and the "default" context is the default socket.
+func TestResolveLocalFromContext(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "docker-config")
+	writeContext(t, store, "rootless", "unix:///run/user/1000/docker.sock", false, false)
+	writeContext(t, store, "other", "unix:///run/other.sock", false, false)
+	if err := os.WriteFile(filepath.Join(store, "config.json"), []byte(`{"auths":{},"currentContext":"rootless"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	local := kennel.EngineSpec{Name: "local", Kind: kennel.EngineLocal}
+	for _, tt := range []struct {
+		name string
+		cfg  kennel.DialConfig
+		host string
+	}{
+		{"current context", kennel.DialConfig{DockerConfig: store}, "unix:///run/user/1000/docker.sock"},
+		{"DOCKER_CONTEXT", kennel.DialConfig{DockerConfig: store, DockerContext: "other"}, "unix:///run/other.sock"},
+		{"DOCKER_HOST wins", kennel.DialConfig{DockerConfig: store, DockerHost: "unix:///x.sock"}, "unix:///x.sock"},
+		{"default context", kennel.DialConfig{DockerConfig: store, DockerContext: "default"}, "unix:///var/run/docker.sock"},
+	} {
+		got, err := local.Resolve(tt.cfg)
+		if err != nil || got.Host != tt.host || got.Name != "local" {
+			t.Errorf("%s: %+v, %v; want host %s", tt.name, got, err, tt.host)
+		}
+	}
+	if _, err := local.Resolve(kennel.DialConfig{DockerConfig: store, DockerContext: "gone"}); err == nil || !strings.Contains(err.Error(), `no docker context "gone"`) {
+		t.Errorf("unknown DOCKER_CONTEXT: %v", err)
+	}
+}

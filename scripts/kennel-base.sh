@@ -4,9 +4,14 @@
 # Installs mmdebstrap with apt-get when it is missing (needs root).
 set -euo pipefail
 image=${1:-fetch-base:bookworm}
+if docker image inspect "$image" >/dev/null 2>&1; then
+  echo "kennel-base: $image already present"
+  exit 0
+fi
 # Test packages run in parallel and may all find the image missing: one
-# builds it while the others wait.
-exec 9>"${TMPDIR:-/tmp}/fetch-kennel-base.lock"
+# builds it while the others wait. The lock is per user: another user's
+# lock file is not writable here.
+exec 9>"${TMPDIR:-/tmp}/fetch-kennel-base.$(id -u).lock"
 flock 9
 if docker image inspect "$image" >/dev/null 2>&1; then
   echo "kennel-base: $image already present"

@@ -344,6 +344,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		DockerHost:      getenv("DOCKER_HOST"),
 		DockerTLSVerify: getenv("DOCKER_TLS_VERIFY") != "",
 		DockerCertPath:  getenv("DOCKER_CERT_PATH"),
+		DockerContext:   getenv("DOCKER_CONTEXT"),
 	}
 	for i, spec := range c.Engines {
 		r, err := spec.Resolve(c.Dial)

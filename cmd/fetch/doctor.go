@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -201,14 +200,6 @@ func checkEngines(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.R
 // describeLoad is an engine's load as /status says it.
 func describeLoad(l engineLoad) string {
 	return fmt.Sprintf("%d kennel(s), %.1f GiB and %.0f CPUs left", l.kennels, float64(l.freeMem)/(1<<30), l.freeCPU)
-}
-
-// kennelUser is the kennel's uid and gid.
-func kennelUser() (int, int) {
-	u, g, _ := strings.Cut(kennel.DefaultUser, ":")
-	uid, _ := strconv.Atoi(u)
-	gid, _ := strconv.Atoi(g)
-	return uid, gid
 }
 
 // doctorHarnesses describes every harness: its program, whether it is the

@@ -106,7 +106,7 @@ func load(ctx context.Context, c client.APIClient, kcfg kennel.Config) (engineLo
 // skip that). An engine that cannot be reached is left out, with an error
 // in the log: its workspaces say so when used.
 func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, remote bool) (*kennels, error) {
-	local, err := kennel.NewDockerClient("")
+	local, err := localDocker(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -214,4 +214,20 @@ func roomiest(ctx context.Context, names []string, clients map[string]client.API
 		return "", fmt.Errorf("no engine can take a new workspace: %w", errors.Join(errs...))
 	}
 	return best, nil
+}
+
+// localDocker is the client of the local engine, found the way the docker
+// CLI finds it: DOCKER_HOST (with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH),
+// the current docker context, or the default socket. A Unix socket is not
+// contacted until a task needs it; an engine over TCP or SSH is dialed now
+// (its TLS material and host key are checked once, here).
+func localDocker(ctx context.Context, cfg Config) (client.APIClient, error) {
+	spec, err := kennel.EngineSpec{Name: localEngine, Kind: kennel.EngineLocal}.Resolve(cfg.Dial)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Kind == kennel.EngineUnix {
+		return kennel.NewDockerClient(spec.Host)
+	}
+	return kennel.Dial(ctx, spec, cfg.Dial)
 }
