@@ -61,9 +61,7 @@ type Config struct {
 	// PatchDir holds ID.patch, a task's whole diff (the store keeps a cut
 	// one when it is long); empty: the stored one only.
 	PatchDir string
-	// Addr is where Open listens, e.g. 127.0.0.1:8686 (port 0: any).
-	Addr   string
-	Logger *slog.Logger
+	Logger   *slog.Logger
 	// Now is the clock (time.Now when nil); Poll how often live streams
 	// read the store (DefaultPoll when 0).
 	Now  func() time.Time
@@ -152,17 +150,24 @@ func secure(next http.Handler) http.Handler {
 	})
 }
 
-// Open listens on Config.Addr and serves until Close.
-func (s *Server) Open(ctx context.Context) error {
+// Listen listens on addr (host:port; port 0 picks one) for Open: the
+// caller learns the address, hence the links' base, before the Server is
+// built.
+func Listen(ctx context.Context, addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("taskpage: listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Open serves on ln until Close, which closes it.
+func (s *Server) Open(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv != nil {
 		return errors.New("taskpage: already open")
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("taskpage: listen on %s: %w", s.cfg.Addr, err)
 	}
 	// Request contexts derive from this one: Close ends the live streams,
 	// which Shutdown alone would wait for.
@@ -185,8 +190,7 @@ func (s *Server) Open(ctx context.Context) error {
 	return nil
 }
 
-// Addr is the address Open listens on (with the port it got), empty
-// before Open.
+// Addr is the address the server listens on, empty before Open.
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -293,8 +293,11 @@ func TestStreamFollowsARunningTask(t *testing.T) {
 
 func TestCloseEndsStreams(t *testing.T) {
 	f := newFixture(t)
-	f.srv.cfg.Addr = "127.0.0.1:0"
-	if err := f.srv.Open(t.Context()); err != nil {
+	ln, err := Listen(t.Context(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Open(t.Context(), ln); err != nil {
 		t.Fatal(err)
 	}
 	f.tasks.put(task.Task{ID: "ee00ff11", State: task.Running})
