@@ -63,8 +63,9 @@ func NewTracker(every time.Duration, scrub func(string) string) *Tracker {
 	return &Tracker{every: every, scrub: scrub, status: map[string]*status{}}
 }
 
-// Linking makes the result of every task that ends carry a "Task page"
-// link button to link(task id) (none when it returns ""); nil shows none.
+// Linking makes a task's status message (while it runs) and its result
+// carry a "Task page" link button to link(task id) (none when it returns
+// ""); nil shows none.
 func (tr *Tracker) Linking(link func(taskID string) string) *Tracker {
 	tr.link = link
 	return tr
@@ -135,12 +136,20 @@ func (tr *Tracker) Ended(t task.Task) []chat.Reply {
 	t = tr.scrubbed(t)
 	final := chat.Reply{Text: clip(fmt.Sprintf("%s Task %s on %s (%s) — %s\nGoal: %s", endEmoji(t.State), t.ID, t.Workspace, t.Harness, t.State, clip(oneLine(t.Goal), 200)), maxText), Key: Key(t.ID)}
 	res := Result(t)
-	if tr.link != nil {
-		if u := tr.link(t.ID); u != "" {
-			res.Actions = append(res.Actions, chat.Action{Label: PageLabel, URL: u})
-		}
-	}
+	res.Actions = tr.withLink(t.ID, res.Actions)
 	return []chat.Reply{final, res}
+}
+
+// withLink adds the task page's link button to actions, when there is a
+// page.
+func (tr *Tracker) withLink(id string, actions []chat.Action) []chat.Action {
+	if tr.link == nil {
+		return actions
+	}
+	if u := tr.link(id); u != "" {
+		actions = append(actions, chat.Action{Label: PageLabel, URL: u})
+	}
+	return actions
 }
 
 // PageLabel is the label of the task page's link button.
@@ -175,7 +184,7 @@ func (tr *Tracker) statusReply(t task.Task, what string) chat.Reply {
 	return chat.Reply{
 		Text:    clip(b.String(), maxText),
 		Key:     Key(t.ID),
-		Actions: []chat.Action{{Label: "Stop", Send: StopCommand, Style: chat.Danger}},
+		Actions: tr.withLink(t.ID, []chat.Action{{Label: "Stop", Send: StopCommand, Style: chat.Danger}}),
 	}
 }
 

@@ -54,6 +54,9 @@ func TestEndedCarriesTheTaskPageLink(t *testing.T) {
 		t.Errorf("without a task page the result has buttons: %+v", end[1].Actions)
 	}
 	tr := progress.NewTracker(0, nil).Linking(func(id string) string { return "https://page.example/t/" + id + "?sig=x" })
+	if st := tr.Started(tk); len(st.Actions) != 2 || st.Actions[0].Send != progress.StopCommand || st.Actions[1].Label != progress.PageLabel {
+		t.Errorf("status message actions = %+v; want Stop and the task page's link", st.Actions)
+	}
 	end := tr.Ended(tk)
 	if len(end[1].Actions) != 1 || end[1].Actions[0].Label != progress.PageLabel || end[1].Actions[0].URL != "https://page.example/t/t3?sig=x" {
 		t.Errorf("result actions = %+v; want the task page's link", end[1].Actions)

@@ -47,6 +47,9 @@ type token struct {
 // is tokenised on its own: a construct that spans lines (a block comment)
 // is coloured line by line.
 func highlight(patch string) []diffFile {
+	if strings.TrimSpace(patch) == "" {
+		return nil
+	}
 	var files []diffFile
 	var cur *diffFile
 	var lexer chroma.Lexer

@@ -263,7 +263,7 @@ func TestStreamFollowsARunningTask(t *testing.T) {
 	f.tasks.put(task.Task{ID: "ee00ff11", Workspace: "app", Harness: "codex", State: task.Running, CreatedAt: time.Now(), StartedAt: time.Now()})
 	f.tasks.add("ee00ff11", "state", stateData{To: task.Running})
 	code, page := f.get(t, f.links.Task("ee00ff11"))
-	if code != http.StatusOK || !strings.Contains(page, `data-events="ee00ff11/events?after=`) {
+	if code != http.StatusOK || !strings.Contains(page, `data-events="ee00ff11/events?after=`) || !strings.Contains(page, "No diff yet.") {
 		t.Fatalf("running task page = %d:\n%s", code, page)
 	}
 	link := strings.Replace(f.links.Task("ee00ff11"), "/t/ee00ff11?", "/t/ee00ff11/events?after=0&", 1)

@@ -34,7 +34,7 @@ type item struct {
 	Seq int64
 	At  time.Time
 	// Class names the entry's look (state, text, tool, command, question,
-	// usage, result, error, file, reattached).
+	// usage, result, error, changed, reattached).
 	Class  string
 	Title  string
 	Text   string
@@ -60,7 +60,10 @@ func toItem(le task.LogEntry, clean func(string) string) (item, bool) {
 		if json.Unmarshal(le.Data, &s) != nil {
 			return item{}, false
 		}
-		it.Title, it.Text = stateTitle(s), clip(clean(s.Reason), maxText)
+		it.Title = stateTitle(s)
+		if s.Reason != string(s.To) {
+			it.Text = clip(clean(s.Reason), maxText)
+		}
 		it.Fail = s.To == task.Failed
 		return it, true
 	}
@@ -94,7 +97,7 @@ func toItem(le task.LogEntry, clean func(string) string) (item, bool) {
 			it.Title = "Command started"
 		}
 	case harness.KindFileChanged:
-		it.Class, it.Title, it.Text = "file", "File "+string(ev.Change), text(ev.Path)
+		it.Class, it.Title, it.Text = "changed", "File "+string(ev.Change), text(ev.Path)
 		if ev.Git {
 			it.Text += fmt.Sprintf(" +%d −%d", ev.Added, ev.Removed)
 		}
