@@ -37,6 +37,9 @@ const (
 	envGitHubURL    = "FETCH_GITHUB_URL"
 	envPRPoll       = "FETCH_PR_POLL"
 	envEngines      = "FETCH_ENGINES"
+	envPageAddr     = "FETCH_PAGE_ADDR"
+	envPageURL      = "FETCH_PAGE_URL"
+	envPageTTL      = "FETCH_PAGE_TTL"
 
 	envMaxRounds       = "FETCH_MAX_ROUNDS"
 	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
@@ -116,6 +119,11 @@ const configHelp = `Configuration (environment):
                        NAME=ssh://USER@HOST[:PORT][?key=FILE&known_hosts=FILE] or
                        NAME=tcp://HOST[:PORT]?certs=DIR (ca.pem, cert.pem, key.pem); a workspace stays
                        on the engine it was placed on (the one with the most memory left)
+  FETCH_PAGE_ADDR      where fetch serve serves the read-only task page: PORT or :PORT (on 127.0.0.1),
+                       HOST:PORT, or off (default off); its links come with each task's result
+  FETCH_PAGE_URL       the page's address as the browser reaches it, e.g. behind a reverse proxy
+                       https://fetch.example.com/ (default http://FETCH_PAGE_ADDR)
+  FETCH_PAGE_TTL       how long a task page link stays valid (default 168h)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, … credentials handed to the coding CLIs (each gets only its own)
 
 Agent (the LLM loop):
@@ -183,6 +191,12 @@ type Config struct {
 	// (the user's home, the docker CLI's configuration and DOCKER_*).
 	Engines []kennel.EngineSpec
 	Dial    kennel.DialConfig
+	// PageAddr is where fetch serve serves the task page (empty: no page);
+	// PageURL its base URL in links (empty: http://PageAddr as bound);
+	// PageTTL how long a link is valid.
+	PageAddr string
+	PageURL  string
+	PageTTL  time.Duration
 }
 
 // credentialVars name the variables that carry coding CLIs' credentials
@@ -373,6 +387,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			c.MaxTasks = n
 		}
 	}
+	problems = append(problems, c.loadPage(getenv)...)
 	if len(problems) > 0 {
 		return c, &ConfigError{Problems: problems}
 	}

@@ -37,6 +37,7 @@ Usage:
   fetch serve      run Fetch as a Discord bot (DMs from the owner and allowed users)
   fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
   fetch doctor     check everything Fetch needs and say how to fix what is missing
+  fetch page       print a signed link to the task page (the list, or one task)
   fetch version    print the version
   fetch help       show this help
 
@@ -70,6 +71,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		case "serve":
 			fmt.Fprint(stdout, serveUsage)
 			return exitOK
+		case "page":
+			fmt.Fprint(stdout, pageUsage)
+			return exitOK
 		case "version":
 			fmt.Fprintln(stdout, "Usage: fetch version")
 			return exitOK
@@ -102,6 +106,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		err = runTask(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		err = runDoctor(ctx, rest, getenv, stdout, stderr)
+	case "page":
+		err = runPage(rest, getenv, stdout)
 	default:
 		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
@@ -211,7 +217,10 @@ type conversations struct {
 // newConversations builds the runtime, each part from the parts before
 // it. Nothing touches Docker before a task runs, so the conversations
 // work without it.
-func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
+//
+// taskLink, when not nil, is the task page's link to a task, which each
+// task's result carries.
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, taskLink func(string) string) (*conversations, error) {
 	updates := task.NewFeed()
 	ks, err := newKennels(context.Background(), cfg, db, log, true)
 	if err != nil {
@@ -250,6 +259,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Engines:   ks.describe,
 		Location:  cfg.Location,
 		Scrub:     db.Scrub,
+		TaskLink:  taskLink,
 	}
 	b.wire(&c)
 	mgr := conversation.New(c)
@@ -341,7 +351,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ Discord is ignored. Replies that could not be delivered go out once at the
 next start. Logs go to stderr, with secrets redacted. Stop it with
 SIGINT or SIGTERM.
 
+With FETCH_PAGE_ADDR set (such as 8686: on 127.0.0.1), it also serves the
+read-only task page; each task's result carries a signed link to it (see
+"fetch page --help").
+
 Requires FETCH_DISCORD_TOKEN and FETCH_OWNER_ID; see "fetch help" for the
 other variables.
 `
@@ -59,23 +63,37 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf)
-	if err != nil {
-		return err
-	}
-
 	closeCtx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	}
+	// The task page listens first: the results of tasks carry its links.
+	pg, err := listenPage(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, pg.link())
+	if err != nil {
+		cctx, cancel := closeCtx()
+		defer cancel()
+		return errors.Join(err, pg.close(cctx))
+	}
+
 	// The runtime opens first: it replays its outbox through the bot's
 	// REST side before the gateway brings new messages.
 	if err := rt.open(ctx); err != nil {
-		return err
+		cctx, cancel := closeCtx()
+		defer cancel()
+		return errors.Join(err, pg.close(cctx))
+	}
+	if err := pg.open(ctx, cfg, rt.tasks, red, log); err != nil {
+		cctx, cancel := closeCtx()
+		defer cancel()
+		return errors.Join(err, rt.close(cctx))
 	}
 	if err := bot.Open(ctx, rt.mgr); err != nil {
 		cctx, cancel := closeCtx()
 		defer cancel()
-		return errors.Join(err, bot.Close(cctx), rt.close(cctx))
+		return errors.Join(err, pg.close(cctx), bot.Close(cctx), rt.close(cctx))
 	}
 	log.Info("fetch serve running", "owner", cfg.OwnerID, "allowed", len(cfg.AllowedIDs))
 	<-ctx.Done()
@@ -84,7 +102,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	defer cancel()
 	// The gateway closes first, so that nothing new arrives while the
 	// runtime finishes what it has.
-	return errors.Join(bot.Close(cctx), rt.close(cctx))
+	return errors.Join(pg.close(cctx), bot.Close(cctx), rt.close(cctx))
 }
 
 // discordRole tells who a Discord user is: the owner, an allowed user, or

@@ -95,6 +95,9 @@ type Config struct {
 	// Scrub removes secrets from task text before progress messages cut
 	// it to size (nil: none).
 	Scrub func(string) string
+	// TaskLink is the task page's link to a task, put on its status
+	// message and its result; nil (or "") puts none.
+	TaskLink func(taskID string) string
 	// Memory keeps task results in the agent's history; nil when no agent.
 	Memory Memory
 	// Resolver is told of answered prompts; nil when nothing asks.

@@ -31,7 +31,7 @@ func (m *Manager) run(ctx context.Context, c *conv) {
 	} else if changed {
 		log.Info("mode reconciled after restart", "mode", machine.Current(), "reason", machine.Reason())
 	}
-	s := &session{m: m, c: c, mode: machine, tracker: progress.NewTracker(m.cfg.EditEvery, m.cfg.Scrub)}
+	s := &session{m: m, c: c, mode: machine, tracker: progress.NewTracker(m.cfg.EditEvery, m.cfg.Scrub).Linking(m.cfg.TaskLink)}
 
 	var idle <-chan time.Time
 	var timer *time.Timer

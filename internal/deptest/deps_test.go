@@ -45,10 +45,13 @@ var allowed = map[string][]string{
 	// tokens: a BPE tokenizer with its vocabulary embedded.
 	"internal/tokens": {},
 	// code: reads a workspace's source on the host through os.Root.
-	"internal/code":         {"internal/tokens"},
-	"internal/schedule":     {"internal/store", "internal/chat", "instincts"},
-	"internal/watch":        {"internal/store", "internal/chat", "instincts", "internal/gitrun"},
-	"internal/progress":     {"internal/chat", "internal/store", "internal/task", "harness", "modes"},
+	"internal/code":     {"internal/tokens"},
+	"internal/schedule": {"internal/store", "internal/chat", "instincts"},
+	"internal/watch":    {"internal/store", "internal/chat", "instincts", "internal/gitrun"},
+	"internal/progress": {"internal/chat", "internal/store", "internal/task", "harness", "modes"},
+	// taskpage: the read-only task page; it reads tasks through the
+	// engine's types and shows every text through redact.
+	"internal/taskpage":     {"internal/task", "harness", "internal/redact"},
 	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes", "internal/task", "internal/progress"},
 	"internal/term":         {"internal/chat", "internal/redact"},
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},

@@ -37,6 +37,8 @@ type Tracker struct {
 	every  time.Duration
 	scrub  func(string) string
 	status map[string]*status // by task id, while it runs
+	// link is the task page's link to a task; nil (or "") shows none.
+	link func(taskID string) string
 }
 
 // status is what the tracker keeps of a running task between updates.
@@ -59,6 +61,14 @@ func NewTracker(every time.Duration, scrub func(string) string) *Tracker {
 		scrub = func(s string) string { return s }
 	}
 	return &Tracker{every: every, scrub: scrub, status: map[string]*status{}}
+}
+
+// Linking makes a task's status message (while it runs) and its result
+// carry a "Task page" link button to link(task id) (none when it returns
+// ""); nil shows none.
+func (tr *Tracker) Linking(link func(taskID string) string) *Tracker {
+	tr.link = link
+	return tr
 }
 
 // scrubbed is t with its free text scrubbed (the engine stores and
@@ -125,8 +135,25 @@ func (tr *Tracker) Ended(t task.Task) []chat.Reply {
 	delete(tr.status, t.ID)
 	t = tr.scrubbed(t)
 	final := chat.Reply{Text: clip(fmt.Sprintf("%s Task %s on %s (%s) — %s\nGoal: %s", endEmoji(t.State), t.ID, t.Workspace, t.Harness, t.State, clip(oneLine(t.Goal), 200)), maxText), Key: Key(t.ID)}
-	return []chat.Reply{final, Result(t)}
+	res := Result(t)
+	res.Actions = tr.withLink(t.ID, res.Actions)
+	return []chat.Reply{final, res}
 }
+
+// withLink adds the task page's link button to actions, when there is a
+// page.
+func (tr *Tracker) withLink(id string, actions []chat.Action) []chat.Action {
+	if tr.link == nil {
+		return actions
+	}
+	if u := tr.link(id); u != "" {
+		actions = append(actions, chat.Action{Label: PageLabel, URL: u})
+	}
+	return actions
+}
+
+// PageLabel is the label of the task page's link button.
+const PageLabel = "Task page"
 
 func endEmoji(s task.State) string {
 	switch s {
@@ -157,7 +184,7 @@ func (tr *Tracker) statusReply(t task.Task, what string) chat.Reply {
 	return chat.Reply{
 		Text:    clip(b.String(), maxText),
 		Key:     Key(t.ID),
-		Actions: []chat.Action{{Label: "Stop", Send: StopCommand, Style: chat.Danger}},
+		Actions: tr.withLink(t.ID, []chat.Action{{Label: "Stop", Send: StopCommand, Style: chat.Danger}}),
 	}
 }
 

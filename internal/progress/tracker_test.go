@@ -48,6 +48,24 @@ func TestTrackerCoalescesStepsAndEndsWithANewMessage(t *testing.T) {
 	}
 }
 
+func TestEndedCarriesTheTaskPageLink(t *testing.T) {
+	tk := task.Task{ID: "t3", Workspace: "api", State: task.Succeeded}
+	if end := progress.NewTracker(0, nil).Ended(tk); len(end[1].Actions) != 0 {
+		t.Errorf("without a task page the result has buttons: %+v", end[1].Actions)
+	}
+	tr := progress.NewTracker(0, nil).Linking(func(id string) string { return "https://page.example/t/" + id + "?sig=x" })
+	if st := tr.Started(tk); len(st.Actions) != 2 || st.Actions[0].Send != progress.StopCommand || st.Actions[1].Label != progress.PageLabel {
+		t.Errorf("status message actions = %+v; want Stop and the task page's link", st.Actions)
+	}
+	end := tr.Ended(tk)
+	if len(end[1].Actions) != 1 || end[1].Actions[0].Label != progress.PageLabel || end[1].Actions[0].URL != "https://page.example/t/t3?sig=x" {
+		t.Errorf("result actions = %+v; want the task page's link", end[1].Actions)
+	}
+	if end[0].Actions != nil {
+		t.Errorf("the final status message got buttons: %+v", end[0].Actions)
+	}
+}
+
 func TestReattachedIsANewMessage(t *testing.T) {
 	tr := progress.NewTracker(0, nil)
 	rs := tr.Reattached(task.Task{ID: "t2", Workspace: "web"})

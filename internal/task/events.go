@@ -8,8 +8,13 @@ import (
 	"time"
 )
 
+// KindReattached marks, in a task's event log, its run followed again by
+// a Fetch that restarted while it ran (its data is {}).
+const KindReattached = "reattached"
+
 // LogEntry is one entry of a task's event log: a state transition (Kind
-// "state") or a harness event (Kind is the event's kind).
+// "state"), a re-attach (KindReattached) or a harness event (Kind is the
+// event's kind).
 type LogEntry struct {
 	Seq  int64           `json:"seq"`
 	At   time.Time       `json:"at"`
@@ -19,10 +24,17 @@ type LogEntry struct {
 
 // Log calls fn for each entry of a task's event log, oldest first.
 func (e *Engine) Log(ctx context.Context, id string, fn func(LogEntry) error) error {
+	return e.LogAfter(ctx, id, 0, fn)
+}
+
+// LogAfter is Log for the entries after seq only: a reader that follows a
+// log (the task page's live view) asks for what came since the last entry
+// it saw, whichever Fetch process wrote it.
+func (e *Engine) LogAfter(ctx context.Context, id string, seq int64, fn func(LogEntry) error) error {
 	if _, err := e.Get(ctx, id); err != nil {
 		return err
 	}
-	rows, err := e.db.QueryContext(ctx, "SELECT id, at, kind, data FROM "+eventsTable+" WHERE task_id = ? ORDER BY id", id)
+	rows, err := e.db.QueryContext(ctx, "SELECT id, at, kind, data FROM "+eventsTable+" WHERE task_id = ? AND id > ? ORDER BY id", id, seq)
 	if err != nil {
 		return fmt.Errorf("task: log %s: %w", id, err)
 	}
