@@ -334,6 +334,8 @@ func newWorld(t testing.TB, workspaces ...string) *world {
 		"FETCH_GIT_INTERVAL":  "0",
 		"FETCH_TIMEZONE":      "UTC",
 		"FETCH_LOG_LEVEL":     "debug",
+		// Journeys run side by side: the page's default port is one.
+		"FETCH_PAGE_ADDR": "off",
 	}
 	for _, k := range []string{"DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_API_VERSION", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {

@@ -120,7 +120,8 @@ const configHelp = `Configuration (environment):
                        NAME=tcp://HOST[:PORT]?certs=DIR (ca.pem, cert.pem, key.pem); a workspace stays
                        on the engine it was placed on (the one with the most memory left)
   FETCH_PAGE_ADDR      where fetch serve serves the read-only task page: PORT or :PORT (on 127.0.0.1),
-                       HOST:PORT, or off (default off); its links come with each task's result
+                       HOST:PORT, or off (default 127.0.0.1:8686, left out when taken); its links come
+                       with each task
   FETCH_PAGE_URL       the page's address as the browser reaches it, e.g. behind a reverse proxy
                        https://fetch.example.com/ (default http://FETCH_PAGE_ADDR)
   FETCH_PAGE_TTL       how long a task page link stays valid (default 168h)
@@ -195,8 +196,10 @@ type Config struct {
 	// PageURL its base URL in links (empty: http://PageAddr as bound);
 	// PageTTL how long a link is valid.
 	PageAddr string
-	PageURL  string
-	PageTTL  time.Duration
+	// PageDefault: PageAddr is the default, not the owner's choice.
+	PageDefault bool
+	PageURL     string
+	PageTTL     time.Duration
 }
 
 // credentialVars name the variables that carry coding CLIs' credentials

@@ -22,6 +22,11 @@ import (
 // pageKeyFile holds the task page's signing key in the data directory.
 const pageKeyFile = "page.key"
 
+// defaultPageAddr is where fetch serve serves the task page unless told
+// otherwise: loopback only. When the port is taken (another Fetch on this
+// machine), the page is left out with a warning.
+const defaultPageAddr = "127.0.0.1:8686"
+
 // defaultPageTTL is how long a task page link is valid by default.
 const defaultPageTTL = 7 * 24 * time.Hour
 
@@ -42,7 +47,9 @@ func (c *Config) loadPage(getenv func(string) string) []string {
 	var problems []string
 	c.PageTTL = defaultPageTTL
 	switch v := strings.TrimSpace(getenv(envPageAddr)); strings.ToLower(v) {
-	case "", "off":
+	case "":
+		c.PageAddr, c.PageDefault = defaultPageAddr, true
+	case "off":
 	default:
 		if _, err := strconv.Atoi(v); err == nil {
 			v = ":" + v
@@ -102,12 +109,18 @@ type page struct {
 	srv   *taskpage.Server
 }
 
-// listenPage listens on FETCH_PAGE_ADDR; nil when the page is off.
-func listenPage(ctx context.Context, cfg Config) (*page, error) {
+// listenPage listens on FETCH_PAGE_ADDR; nil when the page is off, or
+// when the default address is taken (logged: the owner did not ask for
+// that port, and Fetch works without its page).
+func listenPage(ctx context.Context, cfg Config, log *slog.Logger) (*page, error) {
 	if cfg.PageAddr == "" {
 		return nil, nil
 	}
 	ln, err := taskpage.Listen(ctx, cfg.PageAddr)
+	if err != nil && cfg.PageDefault {
+		log.Warn("the task page is off: its default address is taken; set "+envPageAddr+" to another port", "addr", cfg.PageAddr, "err", err)
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w (set %s to another address, or off)", err, envPageAddr)
 	}

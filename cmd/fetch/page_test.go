@@ -13,7 +13,7 @@ func TestPageConfig(t *testing.T) {
 		wantTTL        time.Duration
 		problem        string
 	}{
-		{wantTTL: defaultPageTTL},
+		{wantAddr: defaultPageAddr, wantTTL: defaultPageTTL},
 		{addr: "off", wantTTL: defaultPageTTL},
 		{addr: "8686", wantAddr: "127.0.0.1:8686", wantTTL: defaultPageTTL},
 		{addr: ":0", wantAddr: "127.0.0.1:0", wantTTL: defaultPageTTL},
@@ -40,12 +40,16 @@ func TestPageConfig(t *testing.T) {
 
 func TestPageCommandPrintsSignedLinks(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errs := runFetch(t, map[string]string{"FETCH_DATA_DIR": dir}, "", "page")
+	code, _, errs := runFetch(t, map[string]string{"FETCH_DATA_DIR": dir, envPageAddr: "off"}, "", "page")
 	if code != exitUsage || !strings.Contains(errs, "the task page is off") {
 		t.Errorf("fetch page with the page off: %d %q", code, errs)
 	}
+	code, out, _ := runFetch(t, map[string]string{"FETCH_DATA_DIR": dir}, "", "page")
+	if code != 0 || !strings.HasPrefix(out, "http://"+defaultPageAddr+"/tasks?exp=") {
+		t.Errorf("fetch page by default = %d %q", code, out)
+	}
 	vars := map[string]string{"FETCH_DATA_DIR": dir, envPageAddr: "8686", envPageURL: "https://fetch.example.com/fetch/"}
-	code, out, errs := runFetch(t, vars, "", "page")
+	code, out, errs = runFetch(t, vars, "", "page")
 	if code != 0 || !strings.HasPrefix(out, "https://fetch.example.com/fetch/tasks?exp=") || !strings.Contains(out, "&sig=") {
 		t.Errorf("fetch page = %d %q %q", code, out, errs)
 	}

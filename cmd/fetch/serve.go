@@ -67,7 +67,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		return context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	}
 	// The task page listens first: the results of tasks carry its links.
-	pg, err := listenPage(ctx, cfg)
+	pg, err := listenPage(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,8 @@ func serveVars(d *testkit.Discord, dir string) map[string]string {
 		"FETCH_ALLOWED_IDS":   friendID,
 		"FETCH_IDLE_AFTER":    "0",
 		"FETCH_LOG_LEVEL":     "debug",
+		// Tests run side by side: the page's default port is one.
+		"FETCH_PAGE_ADDR": "off",
 	}
 }
 
