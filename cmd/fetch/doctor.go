@@ -110,7 +110,8 @@ func checkAll(ctx context.Context, cfg Config, getenv func(string) string, log *
 		cancel()
 		r.Add(img)
 		if img.Status == doctor.OK {
-			k, err := kennel.New(local, kennel.Config{Image: cfg.KennelImage, Instance: doctorInstance}, log)
+			// The kennels' own user: the probe shows what a task will meet.
+			k, err := kennel.New(local, kennel.Config{Image: cfg.KennelImage, Instance: doctorInstance, User: kennelUserSpec()}, log)
 			if err != nil {
 				r.Add(doctor.Check{Name: "kennel", Status: doctor.Fail, Detail: err.Error()})
 			} else {

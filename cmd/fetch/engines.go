@@ -116,8 +116,7 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger,
 			c()
 		}
 	}
-	uid, gid := kennelUser()
-	kcfg := kennel.Config{Image: cfg.KennelImage, User: fmt.Sprintf("%d:%d", uid, gid)}
+	kcfg := kennel.Config{Image: cfg.KennelImage, User: kennelUserSpec()}
 	lk, err := kennel.New(local, kcfg, log)
 	if err != nil {
 		release()

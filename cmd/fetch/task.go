@@ -523,3 +523,9 @@ func kennelUser() (uid, gid int) {
 	gid, _ = strconv.Atoi(gidStr)
 	return uid, gid
 }
+
+// kennelUserSpec is kennelUser as kennel.Config.User wants it, "uid:gid".
+func kennelUserSpec() string {
+	uid, gid := kennelUser()
+	return fmt.Sprintf("%d:%d", uid, gid)
+}
