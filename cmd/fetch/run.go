@@ -19,6 +19,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/term"
+	"github.com/fetch-dev/fetch/internal/workspace"
 )
 
 // Exit codes.
@@ -36,6 +37,7 @@ Usage:
   fetch chat       talk to Fetch in this terminal (reads lines from stdin)
   fetch serve      run Fetch as a Discord bot (DMs from the owner and allowed users)
   fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
+  fetch workspace  add, clone, list, show and remove workspaces (fetch workspace help)
   fetch version    print the version
   fetch help       show this help
 
@@ -96,12 +98,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		err = runServe(ctx, getenv, stderr)
 	case "task":
 		err = runTask(ctx, rest, getenv, stdout, stderr)
+	case "workspace", "workspaces", "ws":
+		cmd = "workspace"
+		err = runWorkspace(ctx, rest, getenv, stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
 	var cfgErr *ConfigError
 	var exit *exitError
+	var sub *cmdError
+	if errors.As(err, &sub) {
+		cmd = sub.name
+	}
 	switch {
 	case errors.As(err, &exit):
 		return exit.code
@@ -117,8 +126,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "fetch %s: %v\n", cmd, err)
+	if errors.Is(err, workspace.ErrNotFound) {
+		fmt.Fprint(stderr, workspaceHint)
+	}
 	return exitFailed
 }
+
+// cmdError is the error of a subcommand ("task run"), which run names
+// when it prints it.
+type cmdError struct {
+	name string
+	err  error
+}
+
+func (e *cmdError) Error() string { return e.err.Error() }
+func (e *cmdError) Unwrap() error { return e.err }
 
 func wantsHelp(args []string) bool {
 	for _, a := range args {
@@ -320,11 +342,11 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	if owner == "" {
 		owner = localUser
 	}
+	// A person at a terminal gets a prompt and a greeting; piped input
+	// stays a deterministic script.
 	prompt := ""
-	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			prompt = "> "
-		}
+	if isTerminal(stdin) {
+		prompt = "> "
 	}
 	tty := term.New(stdout, owner, prompt)
 	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
@@ -341,6 +363,9 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	if err := rt.open(ctx); err != nil {
 		return err
 	}
+	if prompt != "" {
+		fmt.Fprint(stdout, greeting(cfg))
+	}
 	runErr := tty.Run(ctx, stdin, rt.mgr)
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	defer cancel()
@@ -348,4 +373,14 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		runErr = err
 	}
 	return runErr
+}
+
+// greeting is what fetch chat says first at a terminal: where its data
+// is, whether it can work on requests, and where the commands are.
+func greeting(cfg Config) string {
+	llm := "LLM: " + cfg.Model + " through OpenRouter: tell me what to do in plain words."
+	if cfg.OpenRouter == "" {
+		llm = "LLM: not set, so only commands work; set " + envOpenRouter + " (and " + envModel + ") for requests in plain words."
+	}
+	return fmt.Sprintf("Fetch: data in %s, workspaces in %s.\n%s\n/help lists the commands; Ctrl-D ends.\n", cfg.DataDir, cfg.Workspaces, llm)
 }

@@ -46,11 +46,16 @@ var hostHardening = append(slices.Clone(gitrun.Hardening), "-c", "submodule.recu
 // published), with a minimal environment, as the RunAs user when set. Git
 // on a published workspace runs in its kennel (r.git).
 func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (string, error) {
+	return r.hostGitAs(ctx, dir, r.runAs, args...)
+}
+
+// hostGitAs is hostGit as user as (nil: this process's user).
+func (r *Registry) hostGitAs(ctx context.Context, dir string, as *user, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(slices.Clone(hostHardening), args...)...)
 	cmd.Dir = dir
 	cmd.Env = slices.Clone(hostEnv)
-	if r.runAs != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(r.runAs.uid), Gid: uint32(r.runAs.gid)}}
+	if as != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(as.uid), Gid: uint32(as.gid)}}
 	}
 	stdout := &gitrun.Capped{Max: maxGitOutput}
 	stderr := &gitrun.Capped{Max: maxHostStderr, Tail: true}

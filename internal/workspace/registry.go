@@ -130,7 +130,8 @@ func (r *Registry) Path(name string) (string, error) {
 	fi, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("workspace %q: %w", name, ErrNotFound)
+		// Where Fetch looked: a workspace is a directory under the root.
+		return "", fmt.Errorf("workspace %q: %w in %s", name, ErrNotFound, r.root)
 	case err != nil:
 		return "", fmt.Errorf("workspace %q: %w", name, err)
 	case !fi.IsDir():
@@ -337,6 +338,24 @@ func copyTemplate(template, dst string) error {
 // or the scp-like user@host:path form of ssh. The clone goes to a hidden
 // staging directory first, so a failed clone leaves nothing behind.
 func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error) {
+	return r.clone(ctx, name, rawURL, r.runAs)
+}
+
+// Copy makes a new workspace from the git repository at dir on this
+// machine: its committed history is cloned (file://), dir is left as it
+// is. Unlike Clone, git reads dir as this process's user, who named it
+// (fetch workspace add at the terminal): RunAs's user may not read it, and
+// git refuses a repository another user owns. The copy is then given to
+// RunAs's user. The agent never calls Copy.
+func (r *Registry) Copy(ctx context.Context, name, dir string) (Info, error) {
+	if !filepath.IsAbs(dir) {
+		return Info{}, fmt.Errorf("workspace: copy %s: %q is not an absolute path: %w", name, dir, ErrInvalidURL)
+	}
+	return r.clone(ctx, name, (&url.URL{Scheme: "file", Path: filepath.Clean(dir)}).String(), nil)
+}
+
+// clone is Clone with git run as user as (nil: this process's user).
+func (r *Registry) clone(ctx context.Context, name, rawURL string, as *user) (Info, error) {
 	if err := ValidateName(name); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone: %w", err)
 	}
@@ -362,8 +381,14 @@ func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error)
 		proto[len(proto)-1] = "protocol.file.allow=always"
 	}
 	args := append(proto, "clone", "--quiet", "--no-recurse-submodules", "--template=", "--", rawURL, dir)
-	if _, err := r.hostGit(ctx, tmp, args...); err != nil {
+	if _, err := r.hostGitAs(ctx, tmp, as, args...); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+	}
+	if as == nil {
+		// Cloned as this process's user: the copy goes to RunAs's user.
+		if err := r.chown(tmp, true); err != nil {
+			return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
+		}
 	}
 	info := r.fresh(ctx, dir, name)
 	if info.Engine, err = r.publish(ctx, dir, name); err != nil {
