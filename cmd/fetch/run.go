@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 
 	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/internal/access"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/redact"
@@ -227,7 +228,7 @@ type conversations struct {
 // newConversations builds the runtime, each part from the parts before
 // it. Nothing touches Docker before a task runs, so the conversations
 // work without it.
-func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role) (*conversations, error) {
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, allowed *access.List) (*conversations, error) {
 	updates := task.NewFeed()
 	ks, err := newKennels(context.Background(), cfg, db, log, true)
 	if err != nil {
@@ -266,6 +267,10 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Engines:   ks.describe,
 		Location:  cfg.Location,
 		Scrub:     db.Scrub,
+		// /use selects from the same registry as the agent's
+		// workspace_select.
+		Workspaces: workspaces,
+		Allowed:    allowed,
 	}
 	b.wire(&c)
 	mgr := conversation.New(c)
@@ -349,6 +354,12 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		prompt = "> "
 	}
 	tty := term.New(stdout, owner, prompt)
+	// /allow here manages who may talk to fetch serve on Discord (which
+	// sees the change at its next start).
+	allowed, err := discordAccess(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
 	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
 		// The terminal is the owner's: whoever runs fetch chat on this
 		// data directory.
@@ -356,7 +367,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	})
+	}, allowed)
 	if err != nil {
 		return err
 	}

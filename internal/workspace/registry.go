@@ -170,6 +170,28 @@ func (r *Registry) List(ctx context.Context) ([]Info, error) {
 	return out, nil
 }
 
+// Names lists the workspaces' names, sorted, without looking into them
+// (List reads each one's git state in its kennel).
+func (r *Registry) Names(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(r.root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("workspace: names: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && ValidateName(e.Name()) == nil {
+			out = append(out, e.Name())
+		}
+	}
+	remote, err := r.remoteNames(ctx)
+	if err != nil {
+		return out, fmt.Errorf("workspace: names: %w", err)
+	}
+	out = append(out, remote...)
+	slices.Sort(out)
+	return out, nil
+}
+
 // Get returns one workspace's Info.
 func (r *Registry) Get(ctx context.Context, name string) (Info, error) {
 	if _, err := r.Path(name); err != nil {
