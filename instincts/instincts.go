@@ -70,6 +70,9 @@ type Spend struct {
 	// TokenBudget and CostBudget are today's limits; 0 when none.
 	TokenBudget int
 	CostBudget  float64
+	// TurnTokens and TurnCost are the limits of one request; 0 when none.
+	TurnTokens int
+	TurnCost   float64
 }
 
 // PromptKind is what an open prompt waits for.
@@ -115,6 +118,8 @@ type State struct {
 	Autonomy Autonomy
 	// Spend is today's LLM spend, nil when unknown.
 	Spend *Spend
+	// LLM tells that an LLM is configured (requests in plain words work).
+	LLM bool
 	// Location is the owner's time zone for reading and showing times;
 	// UTC when nil.
 	Location *time.Location
@@ -148,6 +153,8 @@ type Response struct {
 	// PRAction and TaskID are what Effect PR does, and to which task.
 	PRAction string
 	TaskID   string
+	// User is the user id for AllowAdd and AllowRemove.
+	User string
 }
 
 // command is one slash command.
@@ -178,7 +185,7 @@ func New() *Set {
 	}
 	s.commands = []command{
 		{"help", "/help", "what Fetch understands", s.help},
-		{"status", "/status", "mode, workspace and the running task", status},
+		{"status", "/status", "mode, workspace, running task, autonomy, what waits for you and the LLM budget left", status},
 		{"stop", "/stop", "stop the running task now (also: stop, cancel, abort the task)", stopCommand},
 		{"clear", "/clear", "start a fresh conversation history (keeps the workspace)", clear},
 		{"whoami", "/whoami", "who Fetch thinks you are", whoami},
@@ -192,6 +199,8 @@ func New() *Set {
 		{"watch", "/watch", "/watch on|off [WORKSPACE]: tell you when files change there or its branch falls behind upstream", watch},
 		{"ship", "/ship", "/ship [WORKSPACE] [pr-required|autonomous|local]: show or set how a workspace's finished work ships", ship},
 		{"pr", "/pr", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
+		{"use", "/use", "/use WORKSPACE: work in that workspace from now on (/use alone lists them)", use},
+		{"allow", "/allow", "/allow add|remove USER_ID, /allow list: who besides the owner may talk to me (owner only)", allow},
 	}
 	return s
 }
@@ -256,7 +265,7 @@ func status(_ string, st State) Response {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s since %s (%s)\n", st.ModeEmoji, st.Mode, st.ModeSince.UTC().Format("2006-01-02 15:04 UTC"), ago(st.Now, st.ModeSince))
 	if st.Workspace == "" {
-		b.WriteString("Workspace: none selected\n")
+		b.WriteString("Workspace: none selected (/use WORKSPACE selects one)\n")
 	} else {
 		fmt.Fprintf(&b, "Workspace: %s\n", st.Workspace)
 	}
@@ -265,6 +274,11 @@ func status(_ string, st State) Response {
 	} else {
 		fmt.Fprintf(&b, "Task: %s on %s in %s, running for %s — %s", st.Task.ID, st.Task.Harness, st.Task.Workspace, elapsed(st.Now.Sub(st.Task.StartedAt)), truncate(st.Task.Goal, 120))
 	}
+	autonomy := st.Autonomy
+	if autonomy == "" {
+		autonomy = Cautious
+	}
+	fmt.Fprintf(&b, "\nAutonomy: %s", autonomy)
 	if st.Shipping != "" {
 		fmt.Fprintf(&b, "\nShipping: %s", st.Shipping)
 	}
@@ -273,21 +287,46 @@ func status(_ string, st State) Response {
 	}
 	if st.Prompt != nil {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))
+	} else {
+		b.WriteString("\nWaiting for your approval or answer: nothing")
 	}
-	if st.Spend != nil {
-		fmt.Fprintf(&b, "\nToday: %d tokens, $%.4f", st.Spend.Tokens, st.Spend.Cost)
-		var limits []string
-		if st.Spend.TokenBudget > 0 {
-			limits = append(limits, fmt.Sprintf("%d tokens", st.Spend.TokenBudget))
-		}
-		if st.Spend.CostBudget > 0 {
-			limits = append(limits, fmt.Sprintf("$%.2f", st.Spend.CostBudget))
-		}
-		if len(limits) > 0 {
-			fmt.Fprintf(&b, " of %s", strings.Join(limits, " / "))
-		}
+	switch {
+	case st.Spend != nil:
+		b.WriteString("\n" + spendLine(*st.Spend))
+	case !st.LLM:
+		b.WriteString("\nLLM: none configured; commands work, requests in plain words need OPENROUTER_API_KEY")
 	}
 	return Response{Instinct: "status", Reply: b.String()}
+}
+
+// spendLine is today's LLM spend and the budgets left.
+func spendLine(s Spend) string {
+	line := fmt.Sprintf("Today: %d tokens, $%.4f", s.Tokens, s.Cost)
+	var limits, left []string
+	if s.TokenBudget > 0 {
+		limits = append(limits, fmt.Sprintf("%d tokens", s.TokenBudget))
+		left = append(left, fmt.Sprintf("%d tokens", max(0, s.TokenBudget-s.Tokens)))
+	}
+	if s.CostBudget > 0 {
+		limits = append(limits, fmt.Sprintf("$%.2f", s.CostBudget))
+		left = append(left, fmt.Sprintf("$%.2f", max(0, s.CostBudget-s.Cost)))
+	}
+	if len(limits) > 0 {
+		line += fmt.Sprintf(" of %s; left today: %s", strings.Join(limits, " / "), strings.Join(left, " / "))
+	} else {
+		line += "; no daily budget"
+	}
+	var turn []string
+	if s.TurnTokens > 0 {
+		turn = append(turn, fmt.Sprintf("%d tokens", s.TurnTokens))
+	}
+	if s.TurnCost > 0 {
+		turn = append(turn, fmt.Sprintf("$%.2f", s.TurnCost))
+	}
+	if len(turn) > 0 {
+		line += "; per request at most " + strings.Join(turn, " / ")
+	}
+	return line
 }
 
 func stopCommand(_ string, st State) Response {

@@ -18,7 +18,7 @@ type example struct {
 }
 
 // readCorpus parses a corpus file: tab-separated label, context flags ("-"
-// or a comma-separated list of "await") and text; "#" lines are comments.
+// or a comma-separated list of "await" and "running") and text; "#" lines are comments.
 func readCorpus(tb testing.TB, name string) []example {
 	tb.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
@@ -46,6 +46,8 @@ func readCorpus(tb testing.TB, name string) []example {
 				switch flag {
 				case "await":
 					ex.ctx.AwaitingConfirmation = true
+				case "running":
+					ex.ctx.TaskRunning = true
 				default:
 					tb.Fatalf("%s:%d: unknown context flag %q", name, n, flag)
 				}

@@ -50,9 +50,10 @@
 //     /health endpoint", "let's add X", "we should X" request work.
 //  12. wh-question, aux-question: questions by their opening word, in
 //     English, Spanish, French, German and Portuguese (Inquiry).
-//  13. workspace-command, workspace-read, vcs-read, command-line,
+//  13. workspace-command, workspace-select, workspace-read, vcs-read, command-line,
 //     read-command, imperative: commands by their verb; reading verbs
-//     ("show", "list", "explain", "git status") before changing ones.
+//     ("show", "list", "explain", "git status") before changing ones;
+//     "select the demo workspace", "pick api" select one (Action).
 //  14. ja-request, desired-state: a Japanese request form, "the header should
 //     be sticky", "the parser needs tests" (Action).
 //  15. question-mark, problem-report: any other question, or a report of
@@ -75,9 +76,13 @@
 // mode?" is an Inquiry, while "would it be possible to add dark mode?" is a
 // polite request.
 //
-// Context carries only AwaitingConfirmation. Whether a workspace is selected
-// does not change what the owner means, only what the agent can do about it,
-// so it is the agent's concern, not the classifier's.
+// Context carries AwaitingConfirmation and TaskRunning. With a task running
+// (and an agent to act on it), a message that would be Clarify ("fix it",
+// "try again", "it's still failing") is about that task: an Action, or an
+// Inquiry when it ends with a question mark (rule "running-task"), instead
+// of a canned "what do you mean?". Whether a workspace is selected does not
+// change what the owner means, only what the agent can do about it, so it
+// is the agent's concern, not the classifier's.
 //
 // # Corpus
 //

@@ -44,6 +44,12 @@ type Context struct {
 	// "go ahead", "the second one", "fix it") then refer to that proposal
 	// and are actions; without it they are too vague to act on.
 	AwaitingConfirmation bool
+	// TaskRunning is true when a task is running in the conversation and
+	// something can act on it (the agent). A message too vague to act on
+	// alone ("fix it", "try again", "it's broken") then refers to that
+	// task: an Action, or an Inquiry when it is a question (rule
+	// "running-task").
+	TaskRunning bool
 }
 
 // Result is a classification and the name of the rule that produced it.
@@ -166,11 +172,24 @@ func (c *Classifier) Classify(text string, ctx Context) Result {
 			s = end
 		}
 		if r.re.MatchString(s) {
+			if r.kind == Clarify && r.name != "empty" && ctx.TaskRunning {
+				// A question about it ("why is it slow?") asks; the rest
+				// ("fix it", "try again") asks for something done.
+				if strings.HasSuffix(end, "?") || strings.HasSuffix(end, "？") {
+					return Result{Kind: Inquiry, Rule: RuleRunningTask}
+				}
+				return Result{Kind: Action, Rule: RuleRunningTask}
+			}
 			return Result{Kind: r.kind, Rule: r.name}
 		}
 	}
 	return Result{Kind: Inquiry, Rule: RuleDefault}
 }
+
+// RuleRunningTask is the rule name reported for a message that would be
+// Clarify but is taken as an Action about the running task
+// (Context.TaskRunning).
+const RuleRunningTask = "running-task"
 
 // RuleDefault is the rule name reported when no rule matches.
 const RuleDefault = "default"

@@ -115,6 +115,8 @@ var ruleCases = []struct {
 	{"aux-question", false, "is it possible to add dark mode?", Inquiry},
 
 	{"workspace-command", false, "workspace create demo", Action},
+	{"workspace-select", false, "select the demo workspace", Action},
+	{"workspace-select", false, "pick demo", Action},
 	{"workspace-read", false, "workspaces", Inquiry},
 	{"vcs-read", false, "git log --oneline", Inquiry},
 	{"command-line", false, "go test ./...", Action},
@@ -166,6 +168,31 @@ func TestRules(t *testing.T) {
 				t.Errorf("Classify(%q, await=%t) = %+v, want %+v", tc.text, tc.await, got, want)
 			}
 		})
+	}
+}
+
+// TestRunningTask: what would be too vague alone is about the running task
+// when one runs; nothing else changes.
+func TestRunningTask(t *testing.T) {
+	c := New()
+	for _, tc := range []struct {
+		text string
+		want Result
+	}{
+		{"fix it", Result{Action, RuleRunningTask}},
+		{"try again", Result{Action, RuleRunningTask}},
+		{"it's still broken", Result{Action, RuleRunningTask}},
+		{"   ", Result{Clarify, "empty"}},
+		{"thanks!", Result{Conversation, "social"}},
+		{"what is running?", Result{Inquiry, "state-question"}},
+		{"why is it broken?", Result{Inquiry, RuleRunningTask}},
+	} {
+		if got := c.Classify(tc.text, Context{TaskRunning: true}); got != tc.want {
+			t.Errorf("Classify(%q, running) = %+v, want %+v", tc.text, got, tc.want)
+		}
+	}
+	if got := c.Classify("fix it", Context{}); got.Kind != Clarify {
+		t.Errorf("Classify(fix it) with nothing running = %+v, want clarify", got)
 	}
 }
 

@@ -67,6 +67,9 @@ func ruleSpecs() []ruleSpec {
 		{"aux-question", Inquiry, always, body, `^{auxes}{b}`},
 		{"workspace-command", Action, always, body,
 			`^(?:workspace|ws|project)s? (?:create|new|add|delete|remove|rm|del|switch|use|select|rename|clone|init){b}`},
+		{"workspace-select", Action, always, shortBody,
+			`^(?:(?:select|pick|choose|switch to|change to|move to|go to|jump to|work in|work on|use|open) (?:the |my |our )?(?:(?:workspace|ws|project|repo) [\pL\pN_][\pL\pN._-]*|[\pL\pN_][\pL\pN._-]* (?:workspace|ws|project|repo))` +
+				`|(?:select|pick|choose) [\pL\pN_][\pL\pN._-]*{sep}*$)`},
 		{"workspace-read", Inquiry, always, shortBody, `^(?:workspace|ws)s?(?: (?:list|ls|status|info|show))?{sep}*$`},
 		{"vcs-read", Inquiry, always, body, `^git (?:status|log|diff|show|blame|branch(?:es)?|remote|shortlog|reflog){b}`},
 		{"command-line", Action, always, body,

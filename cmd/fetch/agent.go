@@ -8,6 +8,7 @@ import (
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/identity"
+	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/agent"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
@@ -25,6 +26,7 @@ type brain struct {
 	ids    *identity.Set
 	client *llm.Client
 	agent  *agent.Agent
+	budget agent.Budget
 }
 
 // brainDeps are the parts the agent's tools drive; nil ones answer that
@@ -47,12 +49,13 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 		return nil, err
 	}
 	ids := identity.New(filepath.Join(cfg.DataDir, identityDir), log.With("component", "identity"))
-	b := &brain{ids: ids, client: client}
+	b := &brain{ids: ids, client: client,
+		budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD}}
 	b.agent, err = agent.New(agent.Config{
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Code: deps.code, Tasks: deps.tasks, Running: deps.running,
 		Logger:    log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
-		Budget:    agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
+		Budget:    b.budget,
 		Harnesses: harnessNames(harness.NewRegistry()),
 	})
 	if err != nil {
@@ -80,8 +83,20 @@ func (b *brain) wire(c *conversation.Config) {
 	}
 	c.Agent = conversationAgent{b.agent}
 	c.Resolver = b.agent
-	c.Spend = b.agent.Spend
+	c.Spend = b.spend
 	c.Memory = b.agent
+}
+
+// spend is today's spend and the budgets for /status: the day's from the
+// agent (with what the owner granted), the request's from the
+// configuration.
+func (b *brain) spend(ctx context.Context) (*instincts.Spend, error) {
+	s, err := b.agent.Spend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.TurnTokens, s.TurnCost = b.budget.TurnTokens, b.budget.TurnCost
+	return s, nil
 }
 
 func (b *brain) close(ctx context.Context) error {

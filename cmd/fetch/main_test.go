@@ -47,7 +47,8 @@ func TestChatStatusOnFreshDataDir(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "🟢 ALERT since ") || lines[1] != "Workspace: none selected" || lines[2] != "Task: none running" {
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "🟢 ALERT since ") || lines[1] != "Workspace: none selected (/use WORKSPACE selects one)" || lines[2] != "Task: none running" ||
+		lines[3] != "Autonomy: cautious" || lines[4] != "Waiting for your approval or answer: nothing" || !strings.HasPrefix(lines[5], "LLM: none configured") {
 		t.Fatalf("output:\n%s", out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "fetch.db")); err != nil {

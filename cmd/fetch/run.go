@@ -13,12 +13,14 @@ import (
 	"runtime/debug"
 
 	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/internal/access"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/term"
+	"github.com/fetch-dev/fetch/internal/workspace"
 )
 
 // Exit codes.
@@ -38,6 +40,7 @@ Usage:
   fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
   fetch doctor     check everything Fetch needs and say how to fix what is missing
   fetch page       print a signed link to the task page (the list, or one task)
+  fetch workspace  add, clone, list, show and remove workspaces (fetch workspace help)
   fetch version    print the version
   fetch help       show this help
 
@@ -108,12 +111,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		err = runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "page":
 		err = runPage(rest, getenv, stdout)
+	case "workspace", "workspaces", "ws":
+		cmd = "workspace"
+		err = runWorkspace(ctx, rest, getenv, stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
 	var cfgErr *ConfigError
 	var exit *exitError
+	var sub *cmdError
+	if errors.As(err, &sub) {
+		cmd = sub.name
+	}
 	switch {
 	case errors.As(err, &exit):
 		return exit.code
@@ -129,8 +139,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "fetch %s: %v\n", cmd, err)
+	if errors.Is(err, workspace.ErrNotFound) {
+		fmt.Fprint(stderr, workspaceHint)
+	}
 	return exitFailed
 }
+
+// cmdError is the error of a subcommand ("task run"), which run names
+// when it prints it.
+type cmdError struct {
+	name string
+	err  error
+}
+
+func (e *cmdError) Error() string { return e.err.Error() }
+func (e *cmdError) Unwrap() error { return e.err }
 
 func wantsHelp(args []string) bool {
 	for _, a := range args {
@@ -217,10 +240,7 @@ type conversations struct {
 // newConversations builds the runtime, each part from the parts before
 // it. Nothing touches Docker before a task runs, so the conversations
 // work without it.
-//
-// taskLink, when not nil, is the task page's link to a task, which each
-// task's result carries.
-func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, taskLink func(string) string) (*conversations, error) {
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, x runtimeExtras) (*conversations, error) {
 	updates := task.NewFeed()
 	ks, err := newKennels(context.Background(), cfg, db, log, true)
 	if err != nil {
@@ -259,11 +279,24 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Engines:   ks.describe,
 		Location:  cfg.Location,
 		Scrub:     db.Scrub,
-		TaskLink:  taskLink,
+		TaskLink:  x.taskLink,
+		// /use selects from the same registry as the agent's
+		// workspace_select.
+		Workspaces: workspaces,
+		Allowed:    x.allowed,
 	}
 	b.wire(&c)
 	mgr := conversation.New(c)
 	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, release: release}, nil
+}
+
+// runtimeExtras are what only some commands give the runtime.
+type runtimeExtras struct {
+	// taskLink, when not nil, is the task page's link to a task, which
+	// each task's result carries.
+	taskLink func(string) string
+	// allowed are the users /allow manages, besides FETCH_ALLOWED_IDS.
+	allowed *access.List
 }
 
 // runningTasks is the agent's view of a conversation's running task.
@@ -337,13 +370,19 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 	if owner == "" {
 		owner = localUser
 	}
+	// A person at a terminal gets a prompt and a greeting; piped input
+	// stays a deterministic script.
 	prompt := ""
-	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			prompt = "> "
-		}
+	if isTerminal(stdin) {
+		prompt = "> "
 	}
 	tty := term.New(stdout, owner, prompt)
+	// /allow here manages who may talk to fetch serve on Discord (which
+	// sees the change at its next start).
+	allowed, err := discordAccess(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
 	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
 		// The terminal is the owner's: whoever runs fetch chat on this
 		// data directory.
@@ -351,12 +390,15 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	}, nil)
+	}, runtimeExtras{allowed: allowed})
 	if err != nil {
 		return err
 	}
 	if err := rt.open(ctx); err != nil {
 		return err
+	}
+	if prompt != "" {
+		fmt.Fprint(stdout, greeting(cfg))
 	}
 	runErr := tty.Run(ctx, stdin, rt.mgr)
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
@@ -365,4 +407,14 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		runErr = err
 	}
 	return runErr
+}
+
+// greeting is what fetch chat says first at a terminal: where its data
+// is, whether it can work on requests, and where the commands are.
+func greeting(cfg Config) string {
+	llm := "LLM: " + cfg.Model + " through OpenRouter: tell me what to do in plain words."
+	if cfg.OpenRouter == "" {
+		llm = "LLM: not set, so only commands work; set " + envOpenRouter + " (and " + envModel + ") for requests in plain words."
+	}
+	return fmt.Sprintf("Fetch: data in %s, workspaces in %s.\n%s\n/help lists the commands; Ctrl-D ends.\n", cfg.DataDir, cfg.Workspaces, llm)
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/internal/access"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/discord"
+	"github.com/fetch-dev/fetch/internal/store"
 )
 
 const serveUsage = `Usage: fetch serve
@@ -47,7 +48,11 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	}
 	defer db.Close()
 
-	roleOf := cfg.discordRole
+	allowed, err := discordAccess(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
+	roleOf := discordRole(cfg.OwnerID, allowed)
 	bot, err := discord.New(discord.Config{
 		Token:     cfg.DiscordToken,
 		BaseURL:   cfg.DiscordURL,
@@ -71,7 +76,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, pg.link())
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, runtimeExtras{taskLink: pg.link(), allowed: allowed})
 	if err != nil {
 		cctx, cancel := closeCtx()
 		defer cancel()
@@ -105,16 +110,28 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	return errors.Join(pg.close(cctx), bot.Close(cctx), rt.close(cctx))
 }
 
-// discordRole tells who a Discord user is: the owner, an allowed user, or
-// nobody ("").
-func (c Config) discordRole(channel, userID string) chat.Role {
-	switch {
-	case channel != discord.Channel || userID == "":
-		return ""
-	case userID == c.OwnerID:
-		return chat.Owner
-	case slices.Contains(c.AllowedIDs, userID):
-		return chat.Allowed
+// discordAccess is who besides the owner may talk to Fetch on Discord:
+// FETCH_ALLOWED_IDS and the users the owner allowed with /allow.
+func discordAccess(ctx context.Context, cfg Config, db *store.DB) (*access.List, error) {
+	l := access.New(db, discord.Channel, cfg.OwnerID, cfg.AllowedIDs)
+	if err := l.Load(ctx); err != nil {
+		return nil, err
 	}
-	return ""
+	return l, nil
+}
+
+// discordRole tells who a Discord user is: the owner, an allowed user, or
+// nobody (""). It is asked for every message: allowed answers from memory.
+func discordRole(owner string, allowed *access.List) func(channel, userID string) chat.Role {
+	return func(channel, userID string) chat.Role {
+		switch {
+		case channel != discord.Channel || userID == "":
+			return ""
+		case userID == owner:
+			return chat.Owner
+		case allowed.Allowed(userID):
+			return chat.Allowed
+		}
+		return ""
+	}
 }

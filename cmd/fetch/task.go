@@ -73,7 +73,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 // configuration.
 var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks}
 
-func runTask(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func runTask(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stdout, taskUsage)
 		if len(args) == 0 {
@@ -81,6 +81,19 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return nil
 	}
+	sub, rest := args[0], args[1:]
+	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1}
+	n, known := want[sub]
+	if !known {
+		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
+	}
+	// From here on, what goes wrong is told as the subcommand's
+	// ("fetch task run: …").
+	defer func() {
+		if err != nil {
+			err = &cmdError{name: "task " + sub, err: err}
+		}
+	}()
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return err
@@ -88,7 +101,6 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	// The engine's goroutines print a followed task's steps while this one
 	// prints too.
 	stdout = &lockedWriter{w: stdout}
-	sub, rest := args[0], args[1:]
 	fs := flag.NewFlagSet("fetch task "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -109,13 +121,8 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, taskUsage)
 	}
-	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1}
-	n, known := want[sub]
-	if !known {
-		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
-	}
 	if len(pos) != n {
-		return fmt.Errorf("%w: %s takes %d argument(s), got %d\n\n%s", errUsage, sub, n, len(pos), taskUsage)
+		return fmt.Errorf("%w: takes %d argument(s), got %d\n\n%s", errUsage, n, len(pos), taskUsage)
 	}
 
 	log, red, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)

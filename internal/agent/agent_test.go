@@ -565,3 +565,22 @@ func TestToolArgumentErrorsNameTheField(t *testing.T) {
 		t.Errorf("tasks created from invalid calls: %+v", r.tasks.created)
 	}
 }
+
+// TestWorkspaceCreateRefusesLocalPaths: the agent clones only remote
+// URLs; a file:// URL (which host git would read with Fetch's rights) is
+// refused with how to add a local repository, and nothing is made.
+func TestWorkspaceCreateRefusesLocalPaths(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "local", Name: "workspace_create", Arguments: `{"name":"secrets","url":"file:///root/private"}`}),
+		testkit.Say("I could not."),
+	)
+	r.say(intent.Action, "clone file:///root/private as secrets")
+	res := r.toolResults(1)["local"]
+	if !strings.HasPrefix(res, "error:") || !strings.Contains(res, "fetch workspace add NAME PATH") {
+		t.Errorf("result %q; want a refusal naming fetch workspace add", res)
+	}
+	if _, err := r.ws.Get(t.Context(), "secrets"); err == nil {
+		t.Error("workspace secrets exists after a refused clone")
+	}
+}

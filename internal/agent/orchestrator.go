@@ -340,6 +340,12 @@ func toolWorkspaceCreate(ctx context.Context, r *run, c createArgs) (string, err
 	var w workspace.Info
 	var err error
 	if c.URL != "" {
+		// Host git clones with Fetch's rights: from the chat, nothing on
+		// Fetch's machine is read (a local repository is added at the
+		// terminal).
+		if err := workspace.ValidateRemoteURL(c.URL); err != nil {
+			return "", err
+		}
 		w, err = r.a.cfg.Workspaces.Clone(ctx, c.Name, c.URL)
 	} else {
 		w, err = r.a.cfg.Workspaces.Create(ctx, c.Name, c.Template)

@@ -120,6 +120,10 @@ type Config struct {
 	Watcher Watcher
 	// Shipping carries out /ship; nil when this Fetch ships nothing.
 	Shipping Shipping
+	// Workspaces are what /use selects from; nil: /use is not available.
+	Workspaces Workspaces
+	// Allowed carries out /allow; nil: /allow is not available.
+	Allowed Allowlist
 	// Engines describes the Docker engines and their load for /status;
 	// nil when Fetch uses only the local one.
 	Engines func(ctx context.Context) string

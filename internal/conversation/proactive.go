@@ -46,7 +46,8 @@ type effect struct {
 
 // effect returns the change an instinct makes to the database, for
 // commit: /remind, /schedule and /cron … (the Scheduler), /watch on|off
-// (the Watcher) and /autonomy. ok is false for every other instinct.
+// (the Watcher), /ship, /use, /allow (the Allowlist) and /autonomy. ok is
+// false for every other instinct.
 func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 	switch r.Effect {
 	case instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume:
@@ -57,6 +58,14 @@ func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 		var to applier
 		if s.m.cfg.Shipping != nil {
 			to = s.m.cfg.Shipping
+		}
+		return s.applied(it, r, to), true
+	case instincts.UseWorkspace:
+		return s.use(it, r), true
+	case instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList:
+		var to applier
+		if s.m.cfg.Allowed != nil {
+			to = s.m.cfg.Allowed
 		}
 		return s.applied(it, r, to), true
 	case instincts.SetAutonomy:

@@ -192,7 +192,9 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 		return []chat.Reply{approvalReminder(prompt.Body)}
 	}
 
-	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked})
+	// A short message while a task runs ("fix it", "try again") is about
+	// that task: the agent, which sees it, can act on it.
+	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked, TaskRunning: st.Task != nil && s.m.cfg.Agent != nil})
 	if res.Kind == intent.Clarify {
 		return []chat.Reply{chat.Text(clarifyReply)}
 	}
@@ -249,6 +251,7 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		ModeEmoji: s.mode.Current().Emoji(),
 		ModeSince: s.mode.Since(),
 		Location:  s.m.cfg.Location,
+		LLM:       s.m.cfg.Agent != nil,
 	}
 	if conv, err := s.m.cfg.Store.Conversation(ctx, s.c.id); err == nil {
 		st.Workspace = conv.Workspace
@@ -329,7 +332,7 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 	case instincts.PR:
 		return []chat.Reply{chat.Text(s.prAction(ctx, r))}
 	case instincts.SetAutonomy, instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume,
-		instincts.WatchOn, instincts.WatchOff, instincts.ShipMode:
+		instincts.WatchOn, instincts.WatchOff, instincts.ShipMode, instincts.UseWorkspace, instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList:
 		// Effects: see session.effect.
 	}
 	return []chat.Reply{chat.Text(r.Reply)}

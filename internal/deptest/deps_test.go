@@ -58,7 +58,10 @@ var allowed = map[string][]string{
 	// doctor: checks what Fetch needs; the probe container is the kennel's,
 	// the database's health the store's.
 	"internal/doctor":  {"kennel", "internal/store"},
-	"internal/deptest": {},
+	"internal/deptest":      {},
+	// access: who besides the owner may talk to Fetch (/allow), kept in
+	// the store and in memory for the role check of every message.
+	"internal/access": {"internal/store", "instincts"},
 	// bench/tokens: runs the real agent on fakes to count its tokens.
 	"bench/tokens": {"identity", "instincts", "intent", "internal/agent", "internal/code", "internal/llm", "internal/store", "internal/task", "internal/tokens", "internal/workspace"},
 	// journey: tests of the built binary; its only non-test file is doc.go.

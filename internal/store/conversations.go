@@ -61,6 +61,30 @@ func (db *DB) SetWorkspace(ctx context.Context, id, workspace string) error {
 	return nil
 }
 
+// SetWorkspaceTx is SetWorkspace inside a transaction of the caller's (the
+// one CompleteWith runs the /use command's effect in).
+func (db *DB) SetWorkspaceTx(ctx context.Context, tx *sql.Tx, id, workspace string) error {
+	res, err := tx.ExecContext(ctx, "UPDATE conversations SET workspace = ? WHERE id = ?", workspace, id)
+	if err != nil {
+		return fmt.Errorf("store: set workspace of %s: %w", id, describe(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: set workspace of %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Unselect clears the workspace selection of every conversation that has
+// workspace selected (it was deleted) and returns how many there were.
+func (db *DB) Unselect(ctx context.Context, workspace string) (int, error) {
+	res, err := db.db.ExecContext(ctx, "UPDATE conversations SET workspace = '' WHERE workspace = ?", workspace)
+	if err != nil {
+		return 0, fmt.Errorf("store: unselect workspace %s: %w", workspace, describe(err))
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 // SetAutonomy records how much Fetch decides on its own in a conversation.
 func (db *DB) SetAutonomy(ctx context.Context, id, autonomy string) error {
 	return db.tx(ctx, func(tx *sql.Tx) error { return db.SetAutonomyTx(ctx, tx, id, autonomy) })

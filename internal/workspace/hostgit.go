@@ -44,8 +44,9 @@ var hostHardening = append(slices.Clone(gitrun.Hardening), "-c", "submodule.recu
 
 // hostGit runs git on the host, only ever in a staging directory that
 // Fetch has just made and no kennel has seen (a new workspace before it is
-// published), with a minimal environment, as the RunAs user when set. Git
-// on a published workspace runs in its kennel (r.git).
+// published), with a minimal environment, as Fetch's own user: the RunAs
+// user may not even reach the staging directory, and gets the finished
+// tree (chown). Git on a published workspace runs in its kennel (r.git).
 func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (string, error) {
 	return r.hostGitEnv(ctx, dir, nil, args...)
 }

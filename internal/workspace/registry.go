@@ -134,7 +134,8 @@ func (r *Registry) Path(name string) (string, error) {
 	fi, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("workspace %q: %w", name, ErrNotFound)
+		// Where Fetch looked: a workspace is a directory under the root.
+		return "", fmt.Errorf("workspace %q: %w in %s", name, ErrNotFound, r.root)
 	case err != nil:
 		return "", fmt.Errorf("workspace %q: %w", name, err)
 	case !fi.IsDir():
@@ -170,6 +171,28 @@ func (r *Registry) List(ctx context.Context) ([]Info, error) {
 		out = append(out, r.info(ctx, n))
 	}
 	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Names lists the workspaces' names, sorted, without looking into them
+// (List reads each one's git state in its kennel).
+func (r *Registry) Names(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(r.root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("workspace: names: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && ValidateName(e.Name()) == nil {
+			out = append(out, e.Name())
+		}
+	}
+	remote, err := r.remoteNames(ctx)
+	if err != nil {
+		return out, fmt.Errorf("workspace: names: %w", err)
+	}
+	out = append(out, remote...)
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -339,8 +362,26 @@ func copyTemplate(template, dst string) error {
 
 // Clone makes a new workspace from a git URL: https://, ssh://, file://
 // or the scp-like user@host:path form of ssh. The clone goes to a hidden
-// staging directory first, so a failed clone leaves nothing behind.
+// staging directory first, so a failed clone leaves nothing behind. Git
+// runs as Fetch's own user, so a file:// source is read with Fetch's
+// rights: callers acting for someone who may not read this machine's
+// files (the agent) accept remote URLs only (ValidateRemoteURL).
 func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error) {
+	return r.clone(ctx, name, rawURL)
+}
+
+// Copy makes a new workspace from the git repository at dir on this
+// machine (fetch workspace add at the terminal): its committed history is
+// cloned (file://), dir is left as it is, and the copy is given to RunAs's
+// user.
+func (r *Registry) Copy(ctx context.Context, name, dir string) (Info, error) {
+	if !filepath.IsAbs(dir) {
+		return Info{}, fmt.Errorf("workspace: copy %s: %q is not an absolute path: %w", name, dir, ErrInvalidURL)
+	}
+	return r.clone(ctx, name, (&url.URL{Scheme: "file", Path: filepath.Clean(dir)}).String())
+}
+
+func (r *Registry) clone(ctx context.Context, name, rawURL string) (Info, error) {
 	if err := ValidateName(name); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone: %w", err)
 	}
@@ -388,6 +429,18 @@ func (r *Registry) Clone(ctx context.Context, name, rawURL string) (Info, error)
 	}
 	r.log.Info("workspace cloned", "workspace", name, "url", gitrun.RedactURL(rawURL))
 	return info, nil
+}
+
+// ValidateRemoteURL is ValidateURL without file://: the URLs a clone may
+// take from someone who is not at this machine (the agent, the chat).
+func ValidateRemoteURL(raw string) error {
+	if err := ValidateURL(raw); err != nil {
+		return err
+	}
+	if strings.HasPrefix(strings.ToLower(raw), "file:") {
+		return fmt.Errorf("%q is a path on Fetch's machine: from the chat only https:// and ssh:// URLs are cloned (a local repository is added at the terminal: fetch workspace add NAME PATH): %w", raw, ErrInvalidURL)
+	}
+	return nil
 }
 
 // ValidateURL accepts https://, ssh:// and file:// URLs and ssh's
