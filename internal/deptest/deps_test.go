@@ -58,7 +58,7 @@ var allowed = map[string][]string{
 	// doctor: checks what Fetch needs; the probe container is the kennel's,
 	// the database's health the store's.
 	"internal/doctor":  {"kennel", "internal/store"},
-	"internal/deptest":      {},
+	"internal/deptest": {},
 	// access: who besides the owner may talk to Fetch (/allow), kept in
 	// the store and in memory for the role check of every message.
 	"internal/access": {"internal/store", "instincts"},
