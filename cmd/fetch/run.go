@@ -15,6 +15,7 @@ import (
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
+	"github.com/fetch-dev/fetch/internal/metrics"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
@@ -212,6 +213,8 @@ type conversations struct {
 	mgr     *conversation.Manager
 	pro     *proactive
 	release func()
+	// metrics serves the metrics (nil: FETCH_METRICS_ADDR is unset).
+	metrics *metricsServer
 }
 
 // newConversations builds the runtime, each part from the parts before
@@ -220,14 +223,17 @@ type conversations struct {
 //
 // taskLink, when not nil, is the task page's link to a task, which each
 // task's result carries.
-func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, taskLink func(string) string) (*conversations, error) {
+func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[string]chat.Sender, roleOf func(channel, userID string) chat.Role, taskLink func(string) string, m *metrics.Metrics) (*conversations, error) {
 	updates := task.NewFeed()
 	ks, err := newKennels(context.Background(), cfg, db, log, true)
 	if err != nil {
 		return nil, err
 	}
+	if m != nil {
+		ks.pool.Measure(m)
+	}
 	release := ks.release
-	engine, shipper, err := newEngine(cfg, db, log, ks, updates, true)
+	engine, shipper, err := newEngine(cfg, db, log, ks, observe(updates, m), true)
 	if err != nil {
 		release()
 		return nil, err
@@ -238,12 +244,13 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		code:       code.New(workspaces),
 		tasks:      engine,
 		running:    runningTasks{engine},
+		metrics:    m,
 	})
 	if err != nil {
 		release()
 		return nil, err
 	}
-	pro := newProactive(cfg, db, log, ks.pool)
+	pro := newProactive(cfg, db, log, ks.pool, m)
 	c := conversation.Config{
 		Store:     db,
 		Senders:   senders,
@@ -261,9 +268,12 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Scrub:     db.Scrub,
 		TaskLink:  taskLink,
 	}
+	if m != nil {
+		c.Metrics = m
+	}
 	b.wire(&c)
 	mgr := conversation.New(c)
-	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, release: release}, nil
+	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, release: release, metrics: newMetricsServer(cfg, m, log)}, nil
 }
 
 // runningTasks is the agent's view of a conversation's running task.
@@ -305,6 +315,10 @@ func (rt *conversations) open(ctx context.Context) error {
 	if err := rt.pro.open(ctx, rt.mgr); err != nil {
 		return fail(err)
 	}
+	closers = append(closers, rt.pro.close)
+	if err := rt.metrics.open(ctx); err != nil {
+		return fail(err)
+	}
 	return nil
 }
 
@@ -313,7 +327,7 @@ func (rt *conversations) open(ctx context.Context) error {
 // handles those updates and delivers what was queued, within ctx), and the
 // agent last.
 func (rt *conversations) close(ctx context.Context) error {
-	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
+	err := errors.Join(rt.metrics.close(ctx), rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
 	rt.release()
 	return err
 }
@@ -351,7 +365,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	}, nil)
+	}, nil, newMetrics(cfg, db))
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,8 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	defer db.Close()
 
 	roleOf := cfg.discordRole
-	bot, err := discord.New(discord.Config{
+	m := newMetrics(cfg, db)
+	dc := discord.Config{
 		Token:     cfg.DiscordToken,
 		BaseURL:   cfg.DiscordURL,
 		Store:     db,
@@ -59,7 +60,11 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		// A stop always gets through, however fast the owner types.
 		Unlimited: instincts.New().IsStop,
 		Logger:    log.With("channel", discord.Channel),
-	})
+	}
+	if m != nil {
+		dc.Metrics = m
+	}
+	bot, err := discord.New(dc)
 	if err != nil {
 		return err
 	}
@@ -71,7 +76,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, pg.link())
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, pg.link(), m)
 	if err != nil {
 		cctx, cancel := closeCtx()
 		defer cancel()
