@@ -36,6 +36,10 @@ type ExecSpec struct {
 	// safe) and the LineHandler sees only stderr. A write error stops the
 	// run. nil: stdout goes to the LineHandler line by line.
 	Stdout io.Writer
+	// Started, when set, is called once the process runs (its exec is
+	// created and attached), before any output is read. It must not
+	// block. Pool sets it to time the start for its Metrics.
+	Started func()
 }
 
 // Result is how a run ended.
@@ -107,6 +111,7 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		create:    true,
 		stdin:     spec.Stdin,
 		stdout:    spec.Stdout,
+		started:   spec.Started,
 	}, fn)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
@@ -135,6 +140,7 @@ type runSpec struct {
 	create    bool      // create the container if needed (Follow only reads)
 	stdin     io.Reader // nil: no stdin attached
 	stdout    io.Writer // nil: stdout goes to the LineHandler
+	started   func()    // nil: nobody is told the process runs
 }
 
 // run executes a runSpec and follows it to its end.
@@ -159,6 +165,9 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 			log.Warn("kennel: stop after a failed attach", logErr, stopErr)
 		}
 		return Result{}, fmt.Errorf("attach: %w", classify(err))
+	}
+	if rs.started != nil {
+		rs.started()
 	}
 	// stdinFailed reports a failed read of rs.stdin; fed is closed when the
 	// feeding goroutine is over. Closing the stream ends its writes, so the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Pool is the kennels of several Docker engines, one Kennel per engine.
@@ -15,6 +16,7 @@ type Pool struct {
 	names   []string
 	def     string
 	place   func(workspace string) string
+	metrics Metrics // nil: nothing measured
 }
 
 // NewPool builds a Pool over kennels by engine name. place returns the
@@ -53,12 +55,18 @@ func (p *Pool) EngineOf(workspace string) string {
 
 // For returns the Kennel of a workspace's engine.
 func (p *Pool) For(workspace string) (*Kennel, error) {
+	_, k, err := p.route(workspace)
+	return k, err
+}
+
+// route returns the name and the Kennel of a workspace's engine.
+func (p *Pool) route(workspace string) (string, *Kennel, error) {
 	name := p.EngineOf(workspace)
 	k := p.kennels[name]
 	if k == nil {
-		return nil, fmt.Errorf("kennel: workspace %s is on engine %q, which is unavailable or not configured (FETCH_ENGINES): %w", workspace, name, ErrEngineUnavailable)
+		return name, nil, fmt.Errorf("kennel: workspace %s is on engine %q, which is unavailable or not configured (FETCH_ENGINES): %w", workspace, name, ErrEngineUnavailable)
 	}
-	return k, nil
+	return name, k, nil
 }
 
 // named says which engine an error came from, when it is not the default
@@ -75,9 +83,12 @@ func (p *Pool) named(workspace string, err error) error {
 
 // Exec runs spec in its workspace's kennel (Kennel.Exec).
 func (p *Pool) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Result, error) {
-	k, err := p.For(spec.Workspace)
+	engine, k, err := p.route(spec.Workspace)
 	if err != nil {
 		return Result{}, err
+	}
+	if p.metrics != nil {
+		spec.Started = p.timeStart(engine, spec)
 	}
 	res, err := k.Exec(ctx, spec, fn)
 	return res, p.named(spec.Workspace, err)
@@ -105,11 +116,16 @@ func (p *Pool) Task(ctx context.Context, workspace, taskID string) (TaskState, e
 
 // Stop stops a run (Kennel.Stop).
 func (p *Pool) Stop(ctx context.Context, workspace, taskID string) error {
-	k, err := p.For(workspace)
+	engine, k, err := p.route(workspace)
 	if err != nil {
 		return err
 	}
-	return p.named(workspace, k.Stop(ctx, workspace, taskID))
+	start := time.Now()
+	err = k.Stop(ctx, workspace, taskID)
+	if p.metrics != nil && err == nil {
+		p.metrics.Stopped(engine, time.Since(start))
+	}
+	return p.named(workspace, err)
 }
 
 // Forget drops a run's files (Kennel.Forget).

@@ -13,6 +13,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/fetch-dev/fetch/internal/metrics"
 	"github.com/fetch-dev/fetch/internal/store"
 )
 
@@ -36,6 +37,8 @@ type brainDeps struct {
 	code       agent.Code
 	tasks      agent.Tasks
 	running    agent.Running
+	// metrics counts the LLM calls; nil: not counted.
+	metrics *metrics.Metrics
 }
 
 // newBrain builds the brain; nil without OPENROUTER_API_KEY. It starts
@@ -52,7 +55,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 	b := &brain{ids: ids, client: client,
 		budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD}}
 	b.agent, err = agent.New(agent.Config{
-		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Code: deps.code, Tasks: deps.tasks, Running: deps.running,
+		Store: db, LLM: meter(client, deps.metrics), Identity: ids, Workspaces: deps.workspaces, Code: deps.code, Tasks: deps.tasks, Running: deps.running,
 		Logger:    log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget:    b.budget,

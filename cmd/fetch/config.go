@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -40,6 +41,7 @@ const (
 	envPageAddr     = "FETCH_PAGE_ADDR"
 	envPageURL      = "FETCH_PAGE_URL"
 	envPageTTL      = "FETCH_PAGE_TTL"
+	envMetricsAddr  = "FETCH_METRICS_ADDR"
 
 	envMaxRounds       = "FETCH_MAX_ROUNDS"
 	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
@@ -125,6 +127,9 @@ const configHelp = `Configuration (environment):
   FETCH_PAGE_URL       the page's address as the browser reaches it, e.g. behind a reverse proxy
                        https://fetch.example.com/ (default http://FETCH_PAGE_ADDR)
   FETCH_PAGE_TTL       how long a task page link stays valid (default 168h)
+  FETCH_METRICS_ADDR   serve Prometheus metrics at http://ADDR/metrics from fetch serve and fetch chat, e.g.
+                       :9090 (a bare port listens on 127.0.0.1 only; name a host, such as 0.0.0.0:9090, to
+                       expose them further). Default: off
   ANTHROPIC_API_KEY, OPENAI_API_KEY, … credentials handed to the coding CLIs (each gets only its own)
 
 Agent (the LLM loop):
@@ -200,6 +205,9 @@ type Config struct {
 	PageDefault bool
 	PageURL     string
 	PageTTL     time.Duration
+	// MetricsAddr is where Prometheus metrics are served (host:port);
+	// empty: not served.
+	MetricsAddr string
 }
 
 // credentialVars name the variables that carry coding CLIs' credentials
@@ -391,10 +399,38 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadPage(getenv)...)
+	if v := strings.TrimSpace(getenv(envMetricsAddr)); v != "" {
+		addr, err := metricsAddr(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be a port or host:port such as :9090 or 127.0.0.1:9090, got %q", envMetricsAddr, v))
+		} else {
+			c.MetricsAddr = addr
+		}
+	}
 	if len(problems) > 0 {
 		return c, &ConfigError{Problems: problems}
 	}
 	return c, nil
+}
+
+// metricsAddr reads FETCH_METRICS_ADDR: host:port, :port or a bare port.
+// Without a host it listens on the loopback interface only: exposing the
+// metrics further is the owner's explicit choice.
+func metricsAddr(v string) (string, error) {
+	if _, err := strconv.Atoi(v); err == nil {
+		v = ":" + v
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return "", err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", errUsage
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
 }
 
 // loadAgent reads the agent's limits and budgets.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/gitrun"
+	"github.com/fetch-dev/fetch/internal/metrics"
 	"github.com/fetch-dev/fetch/internal/schedule"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/watch"
@@ -22,9 +23,13 @@ type proactive struct {
 
 // newProactive builds both; the watchers' upstream check runs its git in
 // the workspace's kennel k.
-func newProactive(cfg Config, db *store.DB, log *slog.Logger, k gitrun.Exec) *proactive {
+func newProactive(cfg Config, db *store.DB, log *slog.Logger, k gitrun.Exec, m *metrics.Metrics) *proactive {
+	sc := schedule.Config{Store: db, Location: cfg.Location, Logger: log.With("component", "schedule")}
+	if m != nil {
+		sc.Metrics = m
+	}
 	return &proactive{
-		sched: schedule.New(schedule.Config{Store: db, Location: cfg.Location, Logger: log.With("component", "schedule")}),
+		sched: schedule.New(sc),
 		watch: watch.New(watch.Config{Store: db, Root: cfg.Workspaces, GitInterval: cfg.GitInterval, Kennel: k, Logger: log.With("component", "watch")}),
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/access"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/conversation"
+	"github.com/fetch-dev/fetch/internal/metrics"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
@@ -235,6 +236,8 @@ type conversations struct {
 	mgr     *conversation.Manager
 	pro     *proactive
 	release func()
+	// metrics serves the metrics (nil: FETCH_METRICS_ADDR is unset).
+	metrics *metricsServer
 }
 
 // newConversations builds the runtime, each part from the parts before
@@ -246,8 +249,11 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	if err != nil {
 		return nil, err
 	}
+	if x.metrics != nil {
+		ks.pool.Measure(x.metrics)
+	}
 	release := ks.release
-	engine, shipper, err := newEngine(cfg, db, log, ks, updates, true)
+	engine, shipper, err := newEngine(cfg, db, log, ks, observe(updates, x.metrics), true)
 	if err != nil {
 		release()
 		return nil, err
@@ -258,12 +264,13 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		code:       code.New(workspaces),
 		tasks:      engine,
 		running:    runningTasks{engine},
+		metrics:    x.metrics,
 	})
 	if err != nil {
 		release()
 		return nil, err
 	}
-	pro := newProactive(cfg, db, log, ks.pool)
+	pro := newProactive(cfg, db, log, ks.pool, x.metrics)
 	c := conversation.Config{
 		Store:     db,
 		Senders:   senders,
@@ -285,9 +292,12 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Workspaces: workspaces,
 		Allowed:    x.allowed,
 	}
+	if x.metrics != nil {
+		c.Metrics = x.metrics
+	}
 	b.wire(&c)
 	mgr := conversation.New(c)
-	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, release: release}, nil
+	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, release: release, metrics: newMetricsServer(cfg, x.metrics, log)}, nil
 }
 
 // runtimeExtras are what only some commands give the runtime.
@@ -297,6 +307,8 @@ type runtimeExtras struct {
 	taskLink func(string) string
 	// allowed are the users /allow manages, besides FETCH_ALLOWED_IDS.
 	allowed *access.List
+	// metrics counts what happens (FETCH_METRICS_ADDR); nil: nothing.
+	metrics *metrics.Metrics
 }
 
 // runningTasks is the agent's view of a conversation's running task.
@@ -338,6 +350,10 @@ func (rt *conversations) open(ctx context.Context) error {
 	if err := rt.pro.open(ctx, rt.mgr); err != nil {
 		return fail(err)
 	}
+	closers = append(closers, rt.pro.close)
+	if err := rt.metrics.open(ctx); err != nil {
+		return fail(err)
+	}
 	return nil
 }
 
@@ -346,7 +362,7 @@ func (rt *conversations) open(ctx context.Context) error {
 // handles those updates and delivers what was queued, within ctx), and the
 // agent last.
 func (rt *conversations) close(ctx context.Context) error {
-	err := errors.Join(rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
+	err := errors.Join(rt.metrics.close(ctx), rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
 	rt.release()
 	return err
 }
@@ -390,7 +406,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	}, runtimeExtras{allowed: allowed})
+	}, runtimeExtras{allowed: allowed, metrics: newMetrics(cfg, db)})
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,8 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		return err
 	}
 	roleOf := discordRole(cfg.OwnerID, allowed)
-	bot, err := discord.New(discord.Config{
+	m := newMetrics(cfg, db)
+	dc := discord.Config{
 		Token:     cfg.DiscordToken,
 		BaseURL:   cfg.DiscordURL,
 		Store:     db,
@@ -64,7 +65,11 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		// A stop always gets through, however fast the owner types.
 		Unlimited: instincts.New().IsStop,
 		Logger:    log.With("channel", discord.Channel),
-	})
+	}
+	if m != nil {
+		dc.Metrics = m
+	}
+	bot, err := discord.New(dc)
 	if err != nil {
 		return err
 	}

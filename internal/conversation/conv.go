@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/task"
@@ -14,6 +15,9 @@ type item struct {
 	userID string
 	role   chat.Role
 	text   string
+	// received is when Receive took it; zero for a message replayed
+	// after a restart.
+	received time.Time
 }
 
 // conv is the runtime of one conversation. Its goroutine (Manager.run)

@@ -130,6 +130,8 @@ type Config struct {
 	// Location is the owner's time zone, in which instincts read and show
 	// times; UTC when nil.
 	Location *time.Location
+	// Metrics counts messages and instinct latency; nil counts nothing.
+	Metrics Metrics
 }
 
 // Manager owns the conversations.
@@ -159,7 +161,7 @@ func New(cfg Config) *Manager {
 		now = time.Now
 	}
 	return &Manager{
-		out:        newOutbox(cfg.Store, cfg.Senders, cfg.Logger),
+		out:        newOutbox(cfg.Store, cfg.Senders, cfg.Logger, cfg.Metrics),
 		cfg:        cfg,
 		log:        cfg.Logger,
 		now:        now,
@@ -268,6 +270,7 @@ func (m *Manager) Close(ctx context.Context) error {
 // a reply. A stop is handled at once; anything else is
 // stored and queued for the conversation's goroutine.
 func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
+	received := time.Now()
 	role := m.cfg.RoleOf(msg.Channel, msg.UserID)
 	if role == "" {
 		return nil
@@ -306,7 +309,8 @@ func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
 			return err
 		}
 		reply.ID = id
-		m.out.queue(c.id, c.channel, []chat.Reply{reply})
+		m.out.queue(c.id, c.channel, outReply, []chat.Reply{reply})
+		m.countIn(inRefused)
 		return nil
 	}
 
@@ -321,9 +325,9 @@ func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
 		return nil
 	}
 	if m.instincts.IsStop(text) {
-		return m.stop(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text})
+		return m.stop(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text, received: received})
 	}
-	return m.enqueue(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text})
+	return m.enqueue(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text, received: received})
 }
 
 func isBlank(s string) bool {
@@ -368,7 +372,9 @@ func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	replies[0].ID = ids[0]
 	// Queued before the turn is cancelled, so that the stop's reply goes
 	// out before anything the conversation answers afterwards.
-	m.out.queue(c.id, c.channel, replies)
+	m.out.queue(c.id, c.channel, outReply, replies)
+	m.countIn(inStop)
+	m.instinctReplied(it.received)
 	c.cancelTurn(ErrStopped)
 	if st.Mode == string(modes.Resting) {
 		// A stop is a message too: it wakes a resting conversation.
@@ -548,7 +554,7 @@ func (m *Manager) complete(ctx context.Context, c *conv, msgID int64, replies []
 	if err := m.store(ctx, msgID, replies); err != nil {
 		return err
 	}
-	m.out.queue(c.id, c.channel, replies)
+	m.out.queue(c.id, c.channel, outReply, replies)
 	return nil
 }
 
@@ -572,9 +578,10 @@ func (m *Manager) store(ctx context.Context, msgID int64, replies []chat.Reply) 
 	return nil
 }
 
-// send stores replies outside any turn and queues them for delivery.
+// send stores a task's status messages outside any turn and queues them
+// for delivery.
 func (m *Manager) send(ctx context.Context, c *conv, replies ...chat.Reply) {
-	if _, err := m.out.add(ctx, c.id, c.channel, "", replies...); err != nil {
+	if _, err := m.out.add(ctx, c.id, c.channel, "", outProgress, replies...); err != nil {
 		m.log.Error("queue a message", "conversation", c.id, "err", err)
 	}
 }

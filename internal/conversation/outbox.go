@@ -50,6 +50,7 @@ type outbox struct {
 	store   *store.DB
 	senders map[string]chat.Sender
 	log     *slog.Logger
+	metrics Metrics // nil: nothing counted
 
 	mu     sync.Mutex
 	pumps  map[string]*pump
@@ -61,8 +62,8 @@ type outbox struct {
 
 // newOutbox builds an outbox that delivers through senders, by channel
 // name. It starts nothing: call Open.
-func newOutbox(db *store.DB, senders map[string]chat.Sender, log *slog.Logger) *outbox {
-	return &outbox{store: db, senders: senders, log: log, pumps: map[string]*pump{}}
+func newOutbox(db *store.DB, senders map[string]chat.Sender, log *slog.Logger, metrics Metrics) *outbox {
+	return &outbox{store: db, senders: senders, log: log, metrics: metrics, pumps: map[string]*pump{}}
 }
 
 // Open queues what a previous process left unsent and starts delivering.
@@ -95,7 +96,8 @@ func (o *outbox) Open(ctx context.Context) error {
 				}
 				continue
 			}
-			o.queue(msg.ConversationID, channel, []chat.Reply{r})
+			// Counted when the process that stored it queued it.
+			o.queue(msg.ConversationID, channel, "", []chat.Reply{r})
 		}
 	}
 	return nil
@@ -143,15 +145,16 @@ func (o *outbox) NotifyOnce(ctx context.Context, conversationID, key string, r c
 	if err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
 	}
-	if _, err := o.add(ctx, conv.ID, conv.Channel, key, r); err != nil {
+	if _, err := o.add(ctx, conv.ID, conv.Channel, key, outNotice, r); err != nil {
 		return fmt.Errorf("conversation: notify: %w", err)
 	}
 	return nil
 }
 
 // add stores replies for a conversation (with an idempotency key when key
-// is not empty, for the first reply) and queues those that were new.
-func (o *outbox) add(ctx context.Context, conversationID, channel, key string, replies ...chat.Reply) ([]chat.Reply, error) {
+// is not empty, for the first reply) and queues those that were new, as
+// kind (an out* constant).
+func (o *outbox) add(ctx context.Context, conversationID, channel, key, kind string, replies ...chat.Reply) ([]chat.Reply, error) {
 	out := make([]store.Outgoing, len(replies))
 	for i, r := range replies {
 		var err error
@@ -175,16 +178,20 @@ func (o *outbox) add(ctx context.Context, conversationID, channel, key string, r
 		r.ID = ids[i]
 		queued = append(queued, r)
 	}
-	o.queue(conversationID, channel, queued)
+	o.queue(conversationID, channel, kind, queued)
 	return queued, nil
 }
 
-// queue hands stored replies to the conversation's pump. It never blocks.
-func (o *outbox) queue(conversationID, channel string, replies []chat.Reply) {
+// queue hands stored replies to the conversation's pump and counts them
+// as kind (an out* constant; "" counts nothing). It never blocks.
+func (o *outbox) queue(conversationID, channel, kind string, replies []chat.Reply) {
 	if len(replies) == 0 {
 		return
 	}
 	o.pump(conversationID, channel).push(replies)
+	if o.metrics != nil && kind != "" {
+		o.metrics.MessageOut(kind, len(replies))
+	}
 }
 
 // Flush waits until everything queued so far for the conversation was

@@ -115,6 +115,9 @@ type session struct {
 	// asked tells whether Fetch's last reply was a question, for
 	// classifying a short confirmation.
 	asked bool
+	// taken is how respond took the message being handled (an in* kind
+	// or an intent class), for the metrics.
+	taken string
 }
 
 // handle is one mailbox item, start to finish.
@@ -146,10 +149,14 @@ func (s *session) handle(ctx context.Context, it item) {
 			}
 			return
 		}
-		s.m.out.queue(s.c.id, s.c.channel, replies)
+		s.m.out.queue(s.c.id, s.c.channel, outReply, replies)
 	} else if err := s.m.complete(ctx, s.c, it.msgID, replies); err != nil {
 		log.Error("complete message", "message", it.msgID, "err", err)
 		return
+	}
+	s.m.countIn(s.taken)
+	if s.taken == inInstinct {
+		s.m.instinctReplied(it.received)
 	}
 	if len(replies) > 0 {
 		s.asked = strings.HasSuffix(strings.TrimSpace(replies[len(replies)-1].Text), "?")
@@ -168,6 +175,7 @@ func (s *session) respond(ctx context.Context, it item) ([]chat.Reply, *effect) 
 	}
 	st, prompt := s.state(ctx, it)
 
+	s.taken = inInstinct
 	if r, ok := s.m.instincts.Match(it.text, st); ok {
 		if fx, ok := s.effect(it, r); ok {
 			return nil, &fx
@@ -180,6 +188,9 @@ func (s *session) respond(ctx context.Context, it item) ([]chat.Reply, *effect) 
 // understand answers what no instinct took: an open prompt's answer, or
 // what intent and the agent make of it.
 func (s *session) understand(ctx context.Context, it item, st instincts.State, prompt *store.Prompt) []chat.Reply {
+	if prompt != nil && (prompt.Kind == store.Question || prompt.Kind == store.Approval) {
+		s.taken = inPrompt
+	}
 	switch {
 	case prompt != nil && prompt.Kind == store.Question:
 		// Whatever the owner writes while Fetch waits is the answer.
@@ -195,6 +206,7 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 	// A short message while a task runs ("fix it", "try again") is about
 	// that task: the agent, which sees it, can act on it.
 	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked, TaskRunning: st.Task != nil && s.m.cfg.Agent != nil})
+	s.taken = string(res.Kind)
 	if res.Kind == intent.Clarify {
 		return []chat.Reply{chat.Text(clarifyReply)}
 	}
@@ -209,7 +221,7 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 		Intent:         res,
 		Workspace:      st.Workspace,
 		Notify: func(ctx context.Context, r chat.Reply) error {
-			_, err := s.m.out.add(ctx, s.c.id, s.c.channel, "", r)
+			_, err := s.m.out.add(ctx, s.c.id, s.c.channel, "", outProgress, r)
 			return err
 		},
 	})

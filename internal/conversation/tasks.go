@@ -96,7 +96,7 @@ func (s *session) sendOnce(ctx context.Context, key string, r chat.Reply) {
 		s.m.send(ctx, s.c, r)
 		return
 	}
-	if _, err := s.m.out.add(ctx, s.c.id, s.c.channel, key, r); err != nil {
+	if _, err := s.m.out.add(ctx, s.c.id, s.c.channel, key, outNotice, r); err != nil {
 		s.m.log.Error("queue a message", "conversation", s.c.id, "key", key, "err", err)
 	}
 }
@@ -154,7 +154,7 @@ func (s *session) ended(ctx context.Context, t task.Task) {
 	// has an end of its own.
 	replies := s.tracker.Ended(t)
 	status, result := replies[0], replies[1]
-	queued, err := s.m.out.add(ctx, s.c.id, s.c.channel, fmt.Sprintf("task-ended:%s:%d", t.ID, t.Runs), result)
+	queued, err := s.m.out.add(ctx, s.c.id, s.c.channel, fmt.Sprintf("task-ended:%s:%d", t.ID, t.Runs), outResult, result)
 	if err != nil {
 		s.m.log.Error("queue a task's result", "conversation", s.c.id, "task", t.ID, "err", err)
 		return
@@ -209,7 +209,7 @@ func (m *Manager) expireAtStart(ctx context.Context) error {
 		// The notice first, keyed by the prompts, so that a crash between
 		// the two repeats neither.
 		key := fmt.Sprintf("expired-at-start:%d", prompts[len(prompts)-1].ID)
-		if _, err := m.out.add(ctx, conv.ID, conv.Channel, key, chat.Text(expiredNotice(prompts))); err != nil {
+		if _, err := m.out.add(ctx, conv.ID, conv.Channel, key, outNotice, chat.Text(expiredNotice(prompts))); err != nil {
 			return err
 		}
 		for _, p := range prompts {

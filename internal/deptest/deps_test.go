@@ -62,6 +62,9 @@ var allowed = map[string][]string{
 	// access: who besides the owner may talk to Fetch (/allow), kept in
 	// the store and in memory for the role check of every message.
 	"internal/access": {"internal/store", "instincts"},
+	// metrics: Prometheus metrics; store for the gauges read at scrape
+	// time. The packages it measures declare their own interfaces.
+	"internal/metrics": {"internal/store"},
 	// bench/tokens: runs the real agent on fakes to count its tokens.
 	"bench/tokens": {"identity", "instincts", "intent", "internal/agent", "internal/code", "internal/llm", "internal/store", "internal/task", "internal/tokens", "internal/workspace"},
 	// journey: tests of the built binary; its only non-test file is doc.go.

@@ -80,6 +80,14 @@ type Config struct {
 	Logger       *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Metrics is told of Discord's rate limits; nil: nobody.
+	Metrics Metrics
+}
+
+// Metrics is told each time Discord answered 429 and how long discordgo
+// waits before it retries. RateLimited never blocks.
+type Metrics interface {
+	RateLimited(wait time.Duration)
 }
 
 // Bot is the Discord channel: a discordgo session, its handlers, and the
@@ -171,6 +179,17 @@ func New(cfg Config) (*Bot, error) {
 	s.AddHandler(b.onDisconnect)
 	s.AddHandler(b.onMessage)
 	s.AddHandler(b.onInteraction)
+	if cfg.Metrics != nil {
+		// discordgo tells of each 429 before it sleeps for its
+		// retry_after and retries.
+		s.AddHandler(func(_ *discordgo.Session, rl *discordgo.RateLimit) {
+			var wait time.Duration
+			if rl.TooManyRequests != nil {
+				wait = rl.TooManyRequests.RetryAfter
+			}
+			cfg.Metrics.RateLimited(wait)
+		})
+	}
 	return b, nil
 }
 

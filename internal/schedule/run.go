@@ -118,6 +118,9 @@ func (s *Scheduler) claim(ctx context.Context, e Entry, next time.Time, state St
 
 // deliver sends a reminder or hands a run to the conversation.
 func (s *Scheduler) deliver(ctx context.Context, d Deliverer, e Entry, late bool) {
+	if s.metrics != nil {
+		s.metrics.Fired(string(e.Kind), s.clock.Now().Sub(e.Next))
+	}
 	log := s.log.With("schedule", e.ID, "conversation", e.ConversationID)
 	due := e.Next.In(s.loc).Format(timeLayout)
 	if e.Kind == instincts.Reminder {

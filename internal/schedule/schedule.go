@@ -69,6 +69,15 @@ type Config struct {
 	// MaxActive is how many active or paused jobs a user may have;
 	// DefaultMaxActive when 0.
 	MaxActive int
+	// Metrics is told how late each job was handed over; nil: nobody.
+	Metrics Metrics
+}
+
+// Metrics is told how late the scheduler handed over each reminder or run
+// after its due time, by kind (instincts.Reminder, instincts.Run). Fired
+// never blocks.
+type Metrics interface {
+	Fired(kind string, lag time.Duration)
 }
 
 // Entry is a stored reminder or schedule.
@@ -94,6 +103,8 @@ type Scheduler struct {
 	clock Clock
 	log   *slog.Logger
 	max   int
+	// metrics is nil when nothing is measured.
+	metrics Metrics
 	// wake tells the runner that the earliest next run may have changed.
 	// One pending wake is enough, so the send never blocks.
 	wake chan struct{}
@@ -105,7 +116,7 @@ type Scheduler struct {
 
 // New builds a Scheduler. It starts nothing: call Open.
 func New(cfg Config) *Scheduler {
-	s := &Scheduler{db: cfg.Store, loc: cfg.Location, clock: cfg.Clock, log: cfg.Logger, max: cfg.MaxActive, wake: make(chan struct{}, 1)}
+	s := &Scheduler{db: cfg.Store, loc: cfg.Location, clock: cfg.Clock, log: cfg.Logger, max: cfg.MaxActive, metrics: cfg.Metrics, wake: make(chan struct{}, 1)}
 	if s.loc == nil {
 		s.loc = time.UTC
 	}

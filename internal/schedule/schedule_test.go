@@ -96,6 +96,12 @@ type rig struct {
 
 func start(t testing.TB, path string, clk *testkit.Clock, loc *time.Location) *rig {
 	t.Helper()
+	return startMeasured(t, path, clk, loc, nil)
+}
+
+// startMeasured is start with the scheduler's Metrics.
+func startMeasured(t testing.TB, path string, clk *testkit.Clock, loc *time.Location, m schedule.Metrics) *rig {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, path)
 	if err != nil {
@@ -121,7 +127,7 @@ func start(t testing.TB, path string, clk *testkit.Clock, loc *time.Location) *r
 	if err := r.mgr.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r.sched = schedule.New(schedule.Config{Store: db, Location: loc, Clock: clk, Logger: quiet()})
+	r.sched = schedule.New(schedule.Config{Store: db, Location: loc, Clock: clk, Logger: quiet(), Metrics: m})
 	r.out = &timing{Deliverer: r.mgr, clk: clk}
 	if err := r.sched.Open(ctx, r.out); err != nil {
 		t.Fatal(err)
