@@ -52,7 +52,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 		Store: db, LLM: client, Identity: ids, Workspaces: deps.workspaces, Code: deps.code, Tasks: deps.tasks, Running: deps.running,
 		Logger:    log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
-		Budget:    agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD},
+		Budget:    agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD, TaskDayCost: cfg.DailyBudgetUSD},
 		Harnesses: harnessNames(harness.NewRegistry()),
 	})
 	if err != nil {
