@@ -118,6 +118,12 @@ type claudeParser struct {
 	// resultUsage: a result line reported usage; the message sums are
 	// not needed.
 	resultUsage bool
+	// spent holds the usage of each assistant message by id, priced by its
+	// model, for the spend events while the run goes on; model is the
+	// last model an assistant message named.
+	spent      map[string]Usage
+	spentOrder []string
+	model      string
 }
 
 // pendingTool is a tool call waiting for its result.
@@ -132,7 +138,7 @@ type pendingTool struct {
 }
 
 func newClaudeParser(f claudeFlavor) *claudeParser {
-	return &claudeParser{flavor: f, tools: make(map[string]pendingTool), messages: make(map[string]Usage)}
+	return &claudeParser{flavor: f, tools: make(map[string]pendingTool), messages: make(map[string]Usage), spent: make(map[string]Usage)}
 }
 
 type claudeLine struct {
@@ -166,6 +172,7 @@ type claudeLine struct {
 
 type claudeMessage struct {
 	ID      string          `json:"id"`
+	Model   string          `json:"model"`
 	Content json.RawMessage `json:"content"`
 	Usage   *claudeUsage    `json:"usage"`
 }
@@ -245,10 +252,46 @@ func (p *claudeParser) Flush(emit func(Event)) {
 			sum = sum.Add(p.messages[id])
 		}
 		if !sum.IsZero() {
+			sum = p.priced(sum)
 			emit(Event{Kind: KindUsage, Usage: &sum})
 		}
 	}
 }
+
+// spend reports the run's usage so far after an assistant message: the
+// sum over message ids (the lines of one message repeat its usage, so
+// each id counts once and its last line wins), each priced by its
+// message's model. Claude Code 2.1.197 puts usage on every assistant
+// line (claude-task.jsonl) but dollars only on the result line, and its
+// streamed output_tokens stay at the first count (1 in the capture,
+// against 45 per message in the result): the figure runs low, and the
+// result's total_cost_usd replaces it.
+func (p *claudeParser) spend(m *claudeMessage, emit func(Event)) {
+	if m.ID == "" || m.Usage == nil {
+		return
+	}
+	if m.Model != "" && !strings.HasPrefix(m.Model, "<") { // "<synthetic>" messages cost nothing
+		p.model = m.Model
+	}
+	u := p.priced(m.Usage.usage())
+	if prev, ok := p.spent[m.ID]; ok && prev == u {
+		return
+	}
+	if _, seen := p.spent[m.ID]; !seen {
+		p.spentOrder = append(p.spentOrder, m.ID)
+	}
+	p.spent[m.ID] = u
+	var sum Usage
+	for _, id := range p.spentOrder {
+		sum = sum.Add(p.spent[id])
+	}
+	emit(Event{Kind: KindSpend, Usage: &sum})
+}
+
+// priced sets the cost of a usage without one from the price table, by
+// the model the run's messages named (Anthropic's meaning of the token
+// fields: input_tokens excludes the cache).
+func (p *claudeParser) priced(u Usage) Usage { return withPrice(u, p.model, false) }
 
 // heldIDs lists the tool ids of held-back commands, sorted for a stable
 // order.
@@ -311,6 +354,7 @@ func (p *claudeParser) assistant(l claudeLine, emit func(Event)) {
 		return
 	}
 	p.messageUsage(l.Message)
+	p.spend(l.Message, emit)
 	var blocks []claudeBlock
 	if err := json.Unmarshal(l.Message.Content, &blocks); err != nil {
 		if text := contentText(l.Message.Content); text != "" {
@@ -424,6 +468,7 @@ func (p *claudeParser) result(l claudeLine, emit func(Event)) {
 		}
 		if !u.IsZero() {
 			p.resultUsage = true
+			u = p.priced(u)
 			emit(Event{Kind: KindUsage, Usage: &u})
 		}
 	}

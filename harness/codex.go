@@ -73,8 +73,14 @@ func (CodexAdapter) Keys() []Key {
 func (CodexAdapter) Traits() Traits { return Traits{ResumeUsage: UsageCumulative} }
 
 // NewParser implements Adapter.
-func (CodexAdapter) NewParser(Task) Parser {
-	return &codexParser{seen: make(map[string]bool)}
+//
+// Codex's stream names no model, so its tokens are priced by the task's
+// model (Task.Model) when one is set; with the CLI's default model the
+// cost is unknown. Its usage comes only with turn.completed, at the end of
+// the run (codex-task.jsonl): a Codex run cannot be stopped at a budget
+// before it ends.
+func (CodexAdapter) NewParser(t Task) Parser {
+	return &codexParser{seen: make(map[string]bool), model: t.Model}
 }
 
 // codexParser reads `codex exec --json` (the thread/turn/item schema of
@@ -84,6 +90,7 @@ type codexParser struct {
 	session  string
 	lastText string
 	seen     map[string]bool // item ids already reported as started
+	model    string
 }
 
 type codexLine struct {
@@ -162,6 +169,7 @@ func (p *codexParser) Parse(line []byte, emit func(Event)) {
 				CacheReadTokens:  l.Usage.CachedInputTokens,
 				CacheWriteTokens: l.Usage.CacheWriteInputTokens,
 			}
+			u = withPrice(u, p.model, true)
 			emit(Event{Kind: KindUsage, Usage: &u})
 		}
 		emit(Event{Kind: KindResult, Success: true, Text: p.lastText})

@@ -31,6 +31,14 @@ const (
 	// KindUsage reports tokens and cost. Usage events are additive: the
 	// run's total is their sum.
 	KindUsage Kind = "usage"
+	// KindSpend reports what the run has used so far, while it runs: a
+	// running total for the run that replaces the previous spend event.
+	// It is never added into the run's usage (the usage events are the
+	// record); it lets the task engine stop a run at its budget before the
+	// CLI's final figure arrives. Only CLIs whose stream carries usage
+	// before the end emit it (Claude Code: every assistant message has its
+	// usage, while the dollars come only on the result line).
+	KindSpend Kind = "spend"
 	// KindSession carries the CLI's session (thread, chat) id, used to resume.
 	KindSession Kind = "session"
 	// KindResult is the terminal event: Success and the final summary in
@@ -108,6 +116,12 @@ type Usage struct {
 	CostUSD          float64 `json:"cost_usd,omitempty"`
 	// PremiumRequests is Copilot's unit of billing.
 	PremiumRequests float64 `json:"premium_requests,omitempty"`
+	// CostEstimated: CostUSD was priced by Fetch from the tokens with its
+	// price table (internal/price), not reported by the CLI.
+	CostEstimated bool `json:"cost_estimated,omitempty"`
+	// CostUnknown: the CLI reported tokens but no dollars, and its model's
+	// price is not in the table; CostUSD leaves them out.
+	CostUnknown bool `json:"cost_unknown,omitempty"`
 }
 
 // Add returns the sum of u and v.
@@ -119,6 +133,8 @@ func (u Usage) Add(v Usage) Usage {
 		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
 		CostUSD:          u.CostUSD + v.CostUSD,
 		PremiumRequests:  u.PremiumRequests + v.PremiumRequests,
+		CostEstimated:    u.CostEstimated || v.CostEstimated,
+		CostUnknown:      u.CostUnknown || v.CostUnknown,
 	}
 }
 

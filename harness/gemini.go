@@ -227,16 +227,38 @@ func (p *geminiParser) toolResult(l geminiLine, emit func(Event)) {
 
 // geminiStreamUsage reads result.stats of stream-json.
 func geminiStreamUsage(raw json.RawMessage) (Usage, bool) {
-	var s struct {
+	type tokens struct {
 		InputTokens  int64 `json:"input_tokens"`
 		OutputTokens int64 `json:"output_tokens"`
 		Cached       int64 `json:"cached"`
+	}
+	var s struct {
+		tokens
+		Models map[string]tokens `json:"models"`
 	}
 	if json.Unmarshal(raw, &s) != nil {
 		return Usage{}, false
 	}
 	u := Usage{InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CacheReadTokens: s.Cached}
-	return u, !u.IsZero()
+	if u.IsZero() {
+		return u, false
+	}
+	// Priced per model (gemini-task.jsonl: stats.models splits the run
+	// between a flash-lite and a pro model; input_tokens include cached).
+	// One model without a price makes the whole cost unknown.
+	var priced Usage
+	for name, m := range s.Models {
+		priced = priced.Add(withPrice(Usage{InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, CacheReadTokens: m.Cached}, name, true))
+	}
+	switch {
+	case len(s.Models) == 0:
+		u.CostUnknown = true
+	case priced.CostUnknown:
+		u.CostUnknown = true
+	default:
+		u.CostUSD, u.CostEstimated = priced.CostUSD, priced.CostEstimated
+	}
+	return u, true
 }
 
 // jsonOutput handles the single object of --output-format json.

@@ -53,7 +53,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 	}
 	ids := identity.New(filepath.Join(cfg.DataDir, identityDir), log.With("component", "identity"))
 	b := &brain{ids: ids, client: client,
-		budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD}}
+		budget: agent.Budget{TurnTokens: cfg.BudgetTurnTokens, TurnCost: cfg.BudgetTurnUSD, DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD, TaskDayCost: cfg.DailyBudgetUSD}}
 	b.agent, err = agent.New(agent.Config{
 		Store: db, LLM: meter(client, deps.metrics), Identity: ids, Workspaces: deps.workspaces, Code: deps.code, Tasks: deps.tasks, Running: deps.running,
 		Logger:    log.With("component", "agent"),

@@ -52,6 +52,8 @@ const (
 	envBudgetDayUSD    = "FETCH_BUDGET_DAY_USD"
 	envHarness         = "FETCH_HARNESS"
 	envTaskTimeout     = "FETCH_TASK_TIMEOUT"
+	envTaskBudgetUSD   = "FETCH_TASK_BUDGET_USD"
+	envDailyBudgetUSD  = "FETCH_DAILY_BUDGET_USD"
 	envMaxTasks        = "FETCH_MAX_TASKS"
 )
 
@@ -110,6 +112,10 @@ const configHelp = `Configuration (environment):
   FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
   FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude)
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
+  FETCH_TASK_BUDGET_USD   dollars one task may cost (its coding CLI and Fetch's own LLM calls for it); a running
+                       task that passes it is stopped and fails (default 0: no cap)
+  FETCH_DAILY_BUDGET_USD  dollars per UTC day for tasks and Fetch's own LLM calls together; over it a new task is
+                       asked about first, and "fetch task run" needs --over-budget (default 0: no cap)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
   FETCH_GITHUB_TOKEN   GitHub token for pushing task branches and opening pull requests (a fine-grained
                        token on the repositories: Contents read/write, Pull requests read/write, Metadata read);
@@ -167,6 +173,10 @@ type Config struct {
 	BudgetTurnUSD    float64
 	BudgetDayTokens  int
 	BudgetDayUSD     float64
+	// TaskBudgetUSD caps one task's cost, DailyBudgetUSD a UTC day's
+	// (tasks and orchestrator); zero means no cap.
+	TaskBudgetUSD  float64
+	DailyBudgetUSD float64
 	// RateLimit messages per RatePer are accepted from one Discord user;
 	// RateLimit 0 turns the limit off.
 	RateLimit int
@@ -479,6 +489,8 @@ func (c *Config) loadAgent(getenv func(string) string) []string {
 	positiveInt(envBudgetDayTokens, &c.BudgetDayTokens, true)
 	dollars(envBudgetTurnUSD, &c.BudgetTurnUSD)
 	dollars(envBudgetDayUSD, &c.BudgetDayUSD)
+	dollars(envTaskBudgetUSD, &c.TaskBudgetUSD)
+	dollars(envDailyBudgetUSD, &c.DailyBudgetUSD)
 	return problems
 }
 

@@ -30,7 +30,7 @@ import (
 )
 
 const taskUsage = `Usage:
-  fetch task run --workspace W [--harness H] [--queue] [--wait] [--ask] "goal"
+  fetch task run --workspace W [--harness H] [--queue] [--wait] [--ask] [--over-budget] "goal"
   fetch task ls [--all] [--workspace W]
   fetch task show [--json] ID
   fetch task log [--json] ID
@@ -45,6 +45,10 @@ $FETCH_WORKSPACES), on its own branch fetch/ID, and prints the task id.
 --ask answers the goal as a question about the code instead: the harness
 (one with a read-only mode: claude, gemini, copilot) runs read-only on the
 workspace itself, with no branch and no commit; its answer is the result.
+--over-budget starts the task although today's spend (tasks and Fetch's
+own LLM calls, UTC day) is over FETCH_DAILY_BUDGET_USD; without it run
+refuses then, with exit code 2. A task that passes FETCH_TASK_BUDGET_USD
+while it runs is stopped and fails.
 --wait follows the task to its end, printing its steps; the exit code
 then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
 waiting for an answer, 3 cancelled.
@@ -71,7 +75,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // taskEnv are the variables a task worker inherits from its parent's
 // configuration.
-var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks}
+var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks, envTaskBudgetUSD}
 
 func runTask(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
@@ -109,6 +113,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		wait    = fs.Bool("wait", false, "follow the task to its end")
 		queue   = fs.Bool("queue", false, "queue when the workspace is busy")
 		ask     = fs.Bool("ask", false, "answer a question read-only: no branch, no commit")
+		over    = fs.Bool("over-budget", false, "start the task although today's spend is over FETCH_DAILY_BUDGET_USD")
 		asJSON  = fs.Bool("json", false, "JSON output")
 		all     = fs.Bool("all", false, "list every task, not only the last 20")
 		showAll = fs.Bool("help", false, "help")
@@ -159,6 +164,9 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 
 	switch sub {
 	case "run":
+		if err := dailyBudget(ctx, cfg, db, *over, stderr); err != nil {
+			return err
+		}
 		mode := task.Work
 		if *ask {
 			mode = task.Ask
@@ -375,9 +383,16 @@ func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) st
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tWORKSPACE\tHARNESS\tCREATED\tGOAL")
+	fmt.Fprintln(tw, "ID\tSTATE\tWORKSPACE\tHARNESS\tCREATED\tCOST\tGOAL")
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\n", t.ID, t.State, t.Workspace, t.Harness, now.Sub(t.CreatedAt).Round(time.Second), oneLineClip(clean(t.Goal), 60))
+		cost := "-"
+		switch {
+		case t.CostUSD > 0:
+			cost = fmt.Sprintf("$%.4f", t.CostUSD)
+		case t.CostUnknown:
+			cost = "unknown"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\t%s\n", t.ID, t.State, t.Workspace, t.Harness, now.Sub(t.CreatedAt).Round(time.Second), cost, oneLineClip(clean(t.Goal), 60))
 	}
 	tw.Flush()
 }
@@ -413,6 +428,7 @@ func printTask(w io.Writer, t task.Task, clean func(string) string) {
 	row("Question", t.Question)
 	row("Summary", t.Summary)
 	row("Error", t.Error)
+	row("Cost", progress.Cost(t))
 	if t.PR.Number != 0 {
 		row("Pull request", fmt.Sprintf("#%d (%s) %s", t.PR.Number, t.PR.State, t.PR.URL))
 	}
@@ -467,22 +483,24 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 		return nil, nil, err
 	}
 	return task.New(task.Config{
-		Store:          db,
-		Workspaces:     ks.workspaces,
-		Runner:         &task.KennelRunner{Kennel: ks.pool, Harnesses: harnesses, Credentials: cfg.Credentials},
-		Harnesses:      harnesses,
-		DefaultHarness: harness.Name(cfg.Harness),
-		MaxParallel:    cfg.MaxTasks,
-		Timeout:        cfg.TaskTimeout,
-		PatchDir:       filepath.Join(cfg.DataDir, "patches"),
-		Secrets:        secrets,
-		Repos:          repos,
-		Shipper:        shipper,
-		ShipOnSuccess:  cfg.GitHubToken != "",
-		PRPoll:         cfg.PRPoll,
-		Observer:       obs,
-		Adopt:          adopt,
-		Logger:         log,
+		Store:             db,
+		Workspaces:        ks.workspaces,
+		Runner:            &task.KennelRunner{Kennel: ks.pool, Harnesses: harnesses, Credentials: cfg.Credentials},
+		Harnesses:         harnesses,
+		DefaultHarness:    harness.Name(cfg.Harness),
+		MaxParallel:       cfg.MaxTasks,
+		Timeout:           cfg.TaskTimeout,
+		TaskBudgetUSD:     cfg.TaskBudgetUSD,
+		TaskBudgetSetting: envTaskBudgetUSD,
+		PatchDir:          filepath.Join(cfg.DataDir, "patches"),
+		Secrets:           secrets,
+		Repos:             repos,
+		Shipper:           shipper,
+		ShipOnSuccess:     cfg.GitHubToken != "",
+		PRPoll:            cfg.PRPoll,
+		Observer:          obs,
+		Adopt:             adopt,
+		Logger:            log,
 	}), shipper, nil
 }
 
@@ -535,4 +553,26 @@ func kennelUser() (uid, gid int) {
 func kennelUserSpec() string {
 	uid, gid := kennelUser()
 	return fmt.Sprintf("%d:%d", uid, gid)
+}
+
+// dailyBudget refuses a new task when today's spend is over
+// FETCH_DAILY_BUDGET_USD, unless over (--over-budget) says to go on.
+func dailyBudget(ctx context.Context, cfg Config, db *store.DB, over bool, stderr io.Writer) error {
+	if cfg.DailyBudgetUSD <= 0 {
+		return nil
+	}
+	spent, err := db.DaySpend(ctx, store.Day(time.Now()))
+	if err != nil {
+		return err
+	}
+	if spent < cfg.DailyBudgetUSD {
+		return nil
+	}
+	if over {
+		fmt.Fprintf(stderr, "Today's spend $%.4f is over the daily budget of $%.2f (%s); starting anyway (--over-budget).\n", spent, cfg.DailyBudgetUSD, envDailyBudgetUSD)
+		return nil
+	}
+	fmt.Fprintf(stderr, "Not started: today's spend $%.4f (tasks and Fetch's own LLM calls, UTC day) is over the daily budget of $%.2f (%s).\nRun it anyway with --over-budget, or raise %s (0 for no cap).\n",
+		spent, cfg.DailyBudgetUSD, envDailyBudgetUSD, envDailyBudgetUSD)
+	return &exitError{code: 2}
 }

@@ -18,6 +18,10 @@ type Budget struct {
 	TurnCost   float64
 	DayTokens  int
 	DayCost    float64
+	// TaskDayCost is the day's budget for tasks and the orchestrator
+	// together (FETCH_DAILY_BUDGET_USD, store.DaySpend): over it, starting
+	// a task needs the owner's approval. 0 means no cap.
+	TaskDayCost float64
 }
 
 // MaxTokens caps the answer of each kind of LLM call (max_tokens,

@@ -72,3 +72,23 @@ func (a *Agent) Spend(ctx context.Context) (*instincts.Spend, error) {
 	}
 	return s, nil
 }
+
+// overTaskDay says why a new task needs the owner's approval when today's
+// spend (tasks and orchestrator, store.DaySpend) is over the daily task
+// budget; "" when it is not, or when there is none. A spend that cannot be
+// read asks too: the cap is not silently skipped.
+func (r *run) overTaskDay(ctx context.Context) string {
+	limit := r.a.cfg.Budget.TaskDayCost
+	if limit <= 0 {
+		return ""
+	}
+	spent, err := r.a.cfg.Store.DaySpend(ctx, store.Day(r.a.now()))
+	if err != nil {
+		r.a.log.Error("read today's spend", "conversation", r.conv, "err", err)
+		return fmt.Sprintf("today's spend could not be read to check the daily budget of $%.2f", limit)
+	}
+	if spent < limit {
+		return ""
+	}
+	return fmt.Sprintf("today's spend $%.4f is over the daily budget of $%.2f for tasks and Fetch's own calls", spent, limit)
+}

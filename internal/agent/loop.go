@@ -45,8 +45,11 @@ func finalGrace(turn time.Duration) time.Duration {
 // run is one turn in progress. It lives on the conversation's goroutine
 // for the length of Respond or Resolved.
 type run struct {
-	a         *Agent
-	conv      string
+	a    *Agent
+	conv string
+	// started is when the turn began: its completions, recorded since,
+	// are attributed to the one task it created (attribute).
+	started   time.Time
 	kind      intent.Kind
 	notify    func(ctx context.Context, r chat.Reply) error
 	workspace string
@@ -96,7 +99,7 @@ func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind) (*run
 	if !ok {
 		level = instincts.Cautious
 	}
-	return &run{a: a, conv: conv, kind: kind, workspace: c.Workspace, autonomy: level,
+	return &run{a: a, conv: conv, kind: kind, workspace: c.Workspace, autonomy: level, started: a.now(),
 		summary: summary, history: history, seen: map[string]int{}, promptDirty: true}, nil
 }
 
@@ -350,6 +353,9 @@ func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 			return fmt.Sprintf("error: %s: %v", c.Name, err)
 		}
 	}
+	if p.danger == "" && (c.Name == "task_create" || c.Name == "task_ask") {
+		p.danger = r.overTaskDay(ctx)
+	}
 	if p.danger != "" || (r.autonomy == instincts.Supervised && c.Name == "task_create") {
 		return r.requestApproval(ctx, t, p)
 	}
@@ -421,6 +427,20 @@ func (r *run) save(ctx context.Context) {
 	defer cancel()
 	if err := r.a.saveTurn(ctx, r.conv, r.kind, r.msgs); err != nil {
 		r.a.log.Error("save turn", "conversation", r.conv, "err", err)
+	}
+	r.attribute(ctx)
+}
+
+// attribute ties the turn's completions to the task it created, so that
+// they count in the task's cost (and its budget). A turn that created
+// several tasks was about all of them: its completions stay the
+// orchestrator's, counted in the day's spend but in no task's.
+func (r *run) attribute(ctx context.Context) {
+	if len(r.created) != 1 {
+		return
+	}
+	if err := r.a.cfg.Store.AttributeUsage(ctx, r.conv, r.started, r.created[0].ID); err != nil {
+		r.a.log.Error("attribute the turn's usage to its task", "conversation", r.conv, "task", r.created[0].ID, "err", err)
 	}
 }
 

@@ -33,9 +33,12 @@ var allowed = map[string][]string{
 	"internal/github": {},
 	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact"},
 	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "internal/redact", "instincts"},
-	"harness":         {"kennel", "internal/gitrun"},
-	"identity":        {},
-	"internal/llm":    {},
+	// harness prices the tokens of CLIs that report no dollars.
+	"harness": {"kennel", "internal/gitrun", "internal/price"},
+	// price: the table of model prices, with its sources.
+	"internal/price": {},
+	"identity":       {},
+	"internal/llm":   {},
 	// workspace runs its git through gitrun, hence (through it) in the kennel.
 	"internal/workspace": {"internal/store", "internal/gitrun", "kennel"},
 	"internal/redact":    {},

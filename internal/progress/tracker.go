@@ -241,6 +241,9 @@ func Result(t task.Task) chat.Reply {
 		fmt.Fprintf(&b, "Task %s on %s is %s", t.ID, t.Workspace, t.State)
 	}
 	b.WriteString("\nGoal: " + clip(oneLine(t.Goal), 200))
+	if c := Cost(t); c != "" {
+		b.WriteString("\nCost: " + c)
+	}
 	if t.Summary != "" {
 		b.WriteString("\n\n" + clip(strings.TrimSpace(t.Summary), 700))
 	}

@@ -67,3 +67,43 @@ func (db *DB) Grant(ctx context.Context, day string, tokens int, cost float64) e
 	}
 	return nil
 }
+
+// DaySpend is what day (a Day) cost in dollars, tasks and orchestrator
+// together, for the daily budget (FETCH_DAILY_BUDGET_USD): the coding
+// CLIs' cost of the tasks created that day (tasks.cli_cost_usd, the whole
+// task even when it ran on past midnight) plus every LLM completion of the
+// orchestrator that day (llm_usage; the ones attributed to a task are
+// counted here, once, not again in the task's).
+func (db *DB) DaySpend(ctx context.Context, day string) (float64, error) {
+	var tasks, llm float64
+	err := db.db.QueryRowContext(ctx,
+		"SELECT COALESCE(SUM(cli_cost_usd), 0) FROM tasks WHERE substr(created_at, 1, 10) = ?", day).Scan(&tasks)
+	if err != nil {
+		return 0, fmt.Errorf("store: task spend on %s: %w", day, describe(err))
+	}
+	err = db.db.QueryRowContext(ctx, "SELECT COALESCE(SUM(cost), 0) FROM llm_usage WHERE day = ?", day).Scan(&llm)
+	if err != nil {
+		return 0, fmt.Errorf("store: LLM spend on %s: %w", day, describe(err))
+	}
+	return tasks + llm, nil
+}
+
+// AttributeUsage ties the LLM completions of conversationID recorded at
+// or after since, and not yet tied to a task, to task taskID, and brings
+// the task's total (tasks.cost_usd = cli_cost_usd + its completions) up to
+// date, in one transaction. The agent calls it when a turn that created a
+// task ends: the turn's completions were about that task.
+func (db *DB) AttributeUsage(ctx context.Context, conversationID string, since time.Time, taskID string) error {
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "UPDATE llm_usage SET task_id = ? WHERE conversation_id = ? AND at >= ? AND task_id = ''",
+			taskID, conversationID, FormatTime(since)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "UPDATE tasks SET cost_usd = cli_cost_usd + COALESCE((SELECT SUM(cost) FROM llm_usage WHERE task_id = ?), 0) WHERE id = ?", taskID, taskID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: attribute usage to task %s: %w", taskID, describe(err))
+	}
+	return nil
+}

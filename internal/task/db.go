@@ -21,7 +21,7 @@ const (
 
 const taskColumns = `id, conversation_id, workspace, goal, harness, state, worktree, branch, base, base_branch,
 	session_id, question, answer, run_id, runs, summary, error, exit_code, stderr_tail, files, commits,
-	patch, patch_path, cost_usd, pushed, pr_number, pr_url, pr_state, ship_error, pr_reviews, cancel_requested, timed_out, owner, timeout_ms, created_at,
+	patch, patch_path, cost_usd, cli_cost_usd, cost_unknown, pushed, pr_number, pr_url, pr_state, ship_error, pr_reviews, cancel_requested, timed_out, owner, timeout_ms, created_at,
 	COALESCE(started_at, ''), COALESCE(run_started_at, ''), COALESCE(ended_at, ''), updated_at`
 
 type scanner interface{ Scan(...any) error }
@@ -32,7 +32,7 @@ func scanTask(s scanner) (Task, error) {
 	var timeoutMS int64
 	err := s.Scan(&t.ID, &t.ConversationID, &t.Workspace, &t.Goal, &t.Harness, &t.State, &t.Worktree, &t.Branch, &t.Base, &t.BaseBranch,
 		&t.SessionID, &t.Question, &t.Answer, &t.RunID, &t.Runs, &t.Summary, &t.Error, &t.ExitCode, &t.StderrTail, &files, &commits,
-		&t.Patch, &t.PatchPath, &t.CostUSD, &t.Pushed, &t.PR.Number, &t.PR.URL, &t.PR.State, &t.ShipError, &t.PRReviews, &t.CancelRequested, &t.TimedOut, &t.Owner, &timeoutMS, &created, &started, &runStarted, &ended, &updated)
+		&t.Patch, &t.PatchPath, &t.CostUSD, &t.CLICostUSD, &t.CostUnknown, &t.Pushed, &t.PR.Number, &t.PR.URL, &t.PR.State, &t.ShipError, &t.PRReviews, &t.CancelRequested, &t.TimedOut, &t.Owner, &timeoutMS, &created, &started, &runStarted, &ended, &updated)
 	if err != nil {
 		return Task{}, err
 	}
@@ -145,6 +145,22 @@ func (e *Engine) insert(ctx context.Context, tx *sql.Tx, t Task) error {
 	return appendState(ctx, tx, t.ID, t.CreatedAt, "", t.State, "created")
 }
 
+// attributedCost is the cost of the orchestrator's LLM calls attributed to
+// the task whose id is its one argument; cost_usd is always cli_cost_usd
+// plus it (store.AttributeUsage keeps the same sum).
+const attributedCost = "COALESCE((SELECT SUM(cost) FROM llm_usage WHERE task_id = ?), 0)"
+
+// attributed is the cost of the orchestrator's LLM calls attributed to
+// task id (0 when it cannot be read: the check at the budget is then the
+// CLI's cost alone, and the error is logged).
+func (e *Engine) attributed(ctx context.Context, id string) float64 {
+	var cost float64
+	if err := e.db.QueryRowContext(ctx, "SELECT "+attributedCost, id).Scan(&cost); err != nil {
+		e.log.Error("read the LLM cost attributed to a task", "task", id, "err", err)
+	}
+	return cost
+}
+
 // save writes t's mutable columns, moving it from state from to t.State,
 // and appends the transition to its event log, in one transaction. It
 // fails with ErrState when the stored state is no longer from (another
@@ -160,11 +176,11 @@ func (e *Engine) save(ctx context.Context, t Task, from State, reason string) er
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE `+tasksTable+` SET state = ?, worktree = ?, branch = ?, base = ?, base_branch = ?,
 			session_id = ?, question = ?, answer = ?, run_id = ?, runs = ?, summary = ?, error = ?, exit_code = ?, stderr_tail = ?,
-			files = ?, commits = ?, patch = ?, patch_path = ?, cost_usd = ?, pushed = ?, pr_number = ?, pr_url = ?, pr_state = ?, ship_error = ?, pr_reviews = ?, timed_out = ?, owner = ?, started_at = ?, run_started_at = ?, ended_at = ?, updated_at = ?
+			files = ?, commits = ?, patch = ?, patch_path = ?, cli_cost_usd = ?, cost_unknown = ?, cost_usd = ? + `+attributedCost+`, pushed = ?, pr_number = ?, pr_url = ?, pr_state = ?, ship_error = ?, pr_reviews = ?, timed_out = ?, owner = ?, started_at = ?, run_started_at = ?, ended_at = ?, updated_at = ?
 			WHERE id = ? AND state = ?`,
 			string(t.State), t.Worktree, t.Branch, t.Base, t.BaseBranch,
 			t.SessionID, t.Question, t.Answer, t.RunID, t.Runs, t.Summary, t.Error, t.ExitCode, t.StderrTail,
-			string(files), string(commits), t.Patch, t.PatchPath, t.CostUSD, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt),
+			string(files), string(commits), t.Patch, t.PatchPath, t.CLICostUSD, t.CostUnknown, t.CLICostUSD, t.ID, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt),
 			t.ID, string(from))
 		if err != nil {
 			return err

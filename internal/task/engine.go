@@ -111,6 +111,12 @@ type Config struct {
 	// OutputCap bounds the event log of one task, in bytes.
 	// DefaultOutputCap when 0.
 	OutputCap int
+	// TaskBudgetUSD stops a running task whose cost (its CLI's runs and
+	// the orchestrator's calls attributed to it) passes it; the task
+	// fails with a message naming TaskBudgetSetting (the setting that
+	// raises it, e.g. FETCH_TASK_BUDGET_USD). 0 means no cap.
+	TaskBudgetUSD     float64
+	TaskBudgetSetting string
 	// PatchDir receives ID.patch for every task that changed something.
 	PatchDir string
 	// Secrets finds secrets in the work before it is committed; work that

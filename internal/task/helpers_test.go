@@ -37,6 +37,8 @@ type engineOptions struct {
 	timeout     time.Duration
 	adopt       bool
 	outputCap   int
+	// taskBudget is Config.TaskBudgetUSD.
+	taskBudget float64
 	// secrets, when set, are what the engine's secret scan looks for (with
 	// the gitleaks rules).
 	secrets []string
@@ -84,6 +86,7 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 		Secrets: finder,
 		Store:   db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout, OutputCap: o.outputCap,
 		PatchDir: filepath.Join(dir, "patches"), Observer: obs, Adopt: o.adopt, Logger: quiet(),
+		TaskBudgetUSD: o.taskBudget, TaskBudgetSetting: "FETCH_TASK_BUDGET_USD",
 	})
 	if err := e.Open(t.Context()); err != nil {
 		t.Fatal(err)

@@ -150,6 +150,13 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	defer timer.Stop()
 
 	w := e.newEventWriter(ctx, t, func() { stop(&lim.capped) })
+	w.scope, w.resumed = e.usageScope(t), t.Answer != "" && t.SessionID != ""
+	w.onBudget = func(spent float64) {
+		lim.mu.Lock()
+		lim.spent = spent
+		lim.mu.Unlock()
+		stop(&lim.budget)
+	}
 	var out harness.Outcome
 	if attach {
 		out, err = e.cfg.Runner.Attach(runCtx, harness.Name(t.Harness), ht, w.add)
@@ -158,6 +165,12 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	}
 	timer.Stop()
 	w.close()
+	// A run stopped before its CLI reported its final figure cost at
+	// least what it reported while it ran.
+	if w.spend.CostUSD > out.Usage.CostUSD {
+		out.Usage.CostUSD = w.spend.CostUSD
+	}
+	out.Usage.CostUnknown = out.Usage.CostUnknown || w.spend.CostUnknown
 	lim.mu.Lock()
 	lim.over = true
 	lim.mu.Unlock()
@@ -212,7 +225,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 			changed, reason = cerr.Error(), "could not check that the read-only run left the workspace unchanged: "+cerr.Error()
 		}
 		if changed != "" {
-			cur.CostUSD = e.taskCost(cur, out)
+			e.setCost(cctx, &cur, out)
 			cur.ExitCode, cur.StderrTail, cur.Answer = out.ExitCode, e.store.Scrub(out.StderrTail), ""
 			if out.SessionID != "" {
 				cur.SessionID = out.SessionID
@@ -249,16 +262,30 @@ func (e *Engine) unchanged(ctx context.Context, t Task, before *workspace.Finger
 	return strings.Join(parts, "; "), nil
 }
 
-// taskCost is the task's cost after a run that came to out: the sum of
-// its runs, except for a harness whose resumed run reports the whole
-// session (harness.UsageCumulative), whose last report is the total.
-func (e *Engine) taskCost(t Task, out harness.Outcome) float64 {
-	scope := harness.UsagePerRun
+// usageScope is how t's harness reports the usage of a resumed run.
+func (e *Engine) usageScope(t Task) harness.UsageScope {
 	if a, err := e.cfg.Harnesses.Get(harness.Name(t.Harness)); err == nil {
-		scope = a.Traits().ResumeUsage
+		return a.Traits().ResumeUsage
 	}
+	return harness.UsagePerRun
+}
+
+// cliCost is the CLI's part of the task's cost after a run that cost run:
+// the sum of its runs, except for a harness whose resumed run reports the
+// whole session (harness.UsageCumulative), whose last report is the total.
+// t is the task as it was before the run (Answer and SessionID say whether
+// the run resumed).
+func cliCost(scope harness.UsageScope, t Task, run float64) float64 {
 	resumed := t.Answer != "" && t.SessionID != ""
-	return harness.TaskUsage(scope, harness.Usage{CostUSD: t.CostUSD}, harness.Usage{CostUSD: out.Usage.CostUSD}, resumed).CostUSD
+	return harness.TaskUsage(scope, harness.Usage{CostUSD: t.CLICostUSD}, harness.Usage{CostUSD: run}, resumed).CostUSD
+}
+
+// setCost records the cost of the run that came to out in t: the CLI's
+// part, and the total with the orchestrator's calls attributed to it.
+func (e *Engine) setCost(ctx context.Context, t *Task, out harness.Outcome) {
+	t.CLICostUSD = cliCost(e.usageScope(*t), *t, out.Usage.CostUSD)
+	t.CostUnknown = t.CostUnknown || out.Usage.CostUnknown
+	t.CostUSD = t.CLICostUSD + e.attributed(ctx, t.ID)
 }
 
 // limits records why the engine stopped a run.
@@ -266,6 +293,10 @@ type limits struct {
 	mu       sync.Mutex
 	timedOut bool
 	capped   bool
+	// budget: the task's cost passed the task budget; spent is what it
+	// had cost then.
+	budget bool
+	spent  float64
 	// over: the run ended; nothing stops it any more.
 	over bool
 }
@@ -273,9 +304,9 @@ type limits struct {
 // conclude decides a run's end from its outcome and records it.
 func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runErr error, lim *limits) bool {
 	lim.mu.Lock()
-	timedOut, capped := lim.timedOut, lim.capped
+	timedOut, capped, budget, spent := lim.timedOut, lim.capped, lim.budget, lim.spent
 	lim.mu.Unlock()
-	t.CostUSD = e.taskCost(t, out) // before Answer and SessionID change
+	e.setCost(ctx, &t, out) // before Answer and SessionID change
 	if out.SessionID != "" {
 		t.SessionID = out.SessionID
 	}
@@ -289,6 +320,8 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 		return e.finish(ctx, t, Failed, fmt.Sprintf("timed out after %s", t.Timeout))
 	case capped:
 		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10))
+	case budget:
+		return e.finish(ctx, t, Failed, e.budgetMessage(max(spent, t.CostUSD)))
 	case errors.Is(runErr, ErrGone):
 		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
 	case runErr != nil:
@@ -462,6 +495,16 @@ type eventWriter struct {
 	onCap  func()
 	bytes  int
 	capped bool
+	// The budget check: scope and resumed say how the run's cost adds to
+	// the task's earlier runs; usage sums the run's usage events, spend
+	// is its latest spend event; onBudget is called once when the task's
+	// cost passes Config.TaskBudgetUSD.
+	scope    harness.UsageScope
+	resumed  bool
+	usage    harness.Usage
+	spend    harness.Usage
+	onBudget func(spent float64)
+	overRun  bool
 }
 
 func (e *Engine) newEventWriter(ctx context.Context, t Task, onCap func()) *eventWriter {
@@ -503,6 +546,7 @@ func (w *eventWriter) loop() {
 func (w *eventWriter) write(batch []harness.Event) {
 	now := store.FormatTime(w.e.now())
 	rows := make([][2]string, 0, len(batch))
+	w.checkBudget(batch)
 	for _, ev := range batch {
 		data, err := json.Marshal(ev)
 		if err != nil {
@@ -538,4 +582,45 @@ func (w *eventWriter) write(batch []harness.Event) {
 		// A copy: the batch is reused, an observer may keep the event.
 		w.e.notify(w.ctx, Update{Kind: Progress, Task: w.task, Event: &ev})
 	}
+}
+
+// checkBudget adds up what the batch says the run cost and stops the run
+// when the task's cost (its earlier runs, this run so far, the
+// orchestrator's calls attributed to it) passed the task budget.
+func (w *eventWriter) checkBudget(batch []harness.Event) {
+	changed := false
+	for _, ev := range batch {
+		switch {
+		case ev.Usage == nil:
+		case ev.Kind == harness.KindUsage:
+			w.usage, changed = w.usage.Add(*ev.Usage), true
+		case ev.Kind == harness.KindSpend:
+			w.spend, changed = *ev.Usage, true
+		}
+	}
+	budget := w.e.cfg.TaskBudgetUSD
+	if !changed || budget <= 0 || w.overRun || w.onBudget == nil {
+		return
+	}
+	run := max(w.usage.CostUSD, w.spend.CostUSD)
+	prior := w.task
+	if !w.resumed {
+		prior.Answer = ""
+	}
+	spent := cliCost(w.scope, prior, run) + w.e.attributed(w.ctx, w.task.ID)
+	if spent > budget {
+		w.overRun = true
+		w.e.log.Info("task over its budget; stopping its run", "task", w.task.ID, "spent_usd", spent, "budget_usd", budget)
+		w.onBudget(spent)
+	}
+}
+
+// budgetMessage is the error of a task stopped at its budget.
+func (e *Engine) budgetMessage(spent float64) string {
+	setting := e.cfg.TaskBudgetSetting
+	if setting == "" {
+		setting = "the task budget"
+	}
+	return fmt.Sprintf("stopped at the task budget of $%.2f (%s): it had cost $%.4f. Raise %s, or set it to 0 for no cap, and run the task again.",
+		e.cfg.TaskBudgetUSD, setting, spent, setting)
 }

@@ -87,7 +87,13 @@ type Task struct {
 	Commits    []workspace.Commit   `json:"commits,omitempty"`
 	Patch      string               `json:"-"`
 	PatchPath  string               `json:"patch_path,omitempty"`
-	CostUSD    float64              `json:"cost_usd,omitempty"`
+	// CostUSD is the task's total: CLICostUSD plus the orchestrator's LLM
+	// calls attributed to the task (store.AttributeUsage). CostUnknown:
+	// a run reported tokens whose price Fetch does not know, which
+	// CostUSD leaves out.
+	CostUSD     float64 `json:"cost_usd,omitempty"`
+	CLICostUSD  float64 `json:"cli_cost_usd,omitempty"`
+	CostUnknown bool    `json:"cost_unknown,omitempty"`
 
 	// Pushed is the commit pushed to GitHub (the branch rebased onto the
 	// latest base); PR its pull request; ShipError why shipping a

@@ -62,6 +62,8 @@ type claudeStyle struct {
 	toolSeq int
 	turns   int
 	denials []obj
+	// spentIn and spentOut add up the spend scenario's model calls.
+	spentIn, spentOut int
 }
 
 func newClaude(o out, inv invocation, s *session) emitter {
@@ -230,4 +232,53 @@ func cwd() string {
 		return "/"
 	}
 	return wd
+}
+
+// Claude Code 2.1.197's prices for claude-opus-4-8 ($5/$25 per Mtok, from
+// its own model list), which the spend scenario bills its calls at.
+const (
+	opusInputPerMtok  = 5.0
+	opusOutputPerMtok = 25.0
+)
+
+// spent is one model call in the middle of a run (scenario spend): an
+// assistant message with its own id and its usage, as Claude Code writes
+// one per API call (claude-task.jsonl).
+func (c *claudeStyle) spent(in, out int) {
+	c.turns++
+	c.spentIn += in
+	c.spentOut += out
+	c.o.json(obj{"type": "assistant", "session_id": c.sess.ID, "parent_tool_use_id": nil, "uuid": newID("claude"),
+		"message": obj{"id": "msg_" + newID("opencode")[4:], "type": "message", "role": "assistant", "model": c.model,
+			"content": []obj{{"type": "text", "text": fmt.Sprintf("Working through the code (call %d).", c.turns)}}, "stop_reason": nil,
+			"usage": obj{"input_tokens": in, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": out}}})
+}
+
+// spentCost is what the spend scenario's calls cost so far.
+func (c *claudeStyle) spentCost() float64 {
+	return (float64(c.spentIn)*opusInputPerMtok + float64(c.spentOut)*opusOutputPerMtok) / 1e6
+}
+
+// interrupted is the end of a run stopped with SIGINT (claude-cancel-sigint.jsonl):
+// error_during_execution, terminal_reason aborted_tools, with the cost so far.
+func (c *claudeStyle) interrupted() {
+	r := obj{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": c.turns,
+		"session_id": c.sess.ID, "terminal_reason": "aborted_tools", "uuid": newID("claude"),
+		"usage": obj{"input_tokens": c.spentIn, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": c.spentOut}}
+	if !c.qwen {
+		r["total_cost_usd"] = c.spentCost()
+	}
+	c.o.json(r)
+}
+
+// spendDone ends a spend run that was not stopped, with its whole cost.
+func (c *claudeStyle) spendDone(summary string) {
+	c.text(summary)
+	r := obj{"type": "result", "subtype": "success", "is_error": false, "num_turns": c.turns, "result": summary,
+		"session_id": c.sess.ID, "permission_denials": []obj{}, "uuid": newID("claude"), "terminal_reason": "completed",
+		"usage": obj{"input_tokens": c.spentIn, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": c.spentOut}}
+	if !c.qwen {
+		r["total_cost_usd"] = c.spentCost()
+	}
+	c.o.json(r)
 }

@@ -21,6 +21,7 @@
 //	[scenario:ignore-int]  ignore SIGINT and hang
 //	[scenario:question]    ask a question (QUESTION: line) and exit 0; a resume with the answer edits and succeeds
 //	[scenario:huge:N]      write N MiB (default 16) of valid text events, then succeed
+//	[scenario:spend:N]     claude/qwen: a model call every 200 ms for N seconds (default 30), each with its usage ($0.0125 at Opus prices); SIGINT ends it with the cost so far
 //	[scenario:slow:N]      say "Still working" once a second for N seconds (default 5), then succeed
 //	[scenario:secret]      print fake tokens and the CLI's own credential in its output, then succeed
 //	[scenario:leak]        write a fake AWS access key into the file it edits, then succeed

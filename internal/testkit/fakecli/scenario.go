@@ -44,6 +44,23 @@ type emitter interface {
 	fail(msg string)
 }
 
+// spender is an emitter whose CLI reports usage while it runs (Claude
+// Code, Qwen Code: every assistant message carries its usage), for the
+// spend scenario.
+type spender interface {
+	spent(in, out int)
+	interrupted()
+	spendDone(summary string)
+}
+
+// The spend scenario's model calls: one every spendEvery, each of
+// spendInput and spendOutput tokens ($0.0125 at claude-opus-4-8's prices).
+const (
+	spendEvery  = 200 * time.Millisecond
+	spendInput  = 2000
+	spendOutput = 100
+)
+
 // denier is an emitter that can show an edit its CLI refused in read-only
 // mode, in that CLI's own shape. Emitters without one say so in text.
 type denier interface {
@@ -268,6 +285,8 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		for {
 			time.Sleep(time.Hour)
 		}
+	case "spend":
+		return spend(c, sc, em, stderr)
 	case "question":
 		q := fmt.Sprintf("I need one decision before I change %s.\nQUESTION: Should I append to %s or replace its contents?", sc.file, sc.file)
 		sess.Question = q
@@ -514,4 +533,40 @@ func rebase(em emitter, ref string) (string, error) {
 	}
 	git("rebase", "--abort")
 	return "", fmt.Errorf("could not finish the rebase onto %s", ref)
+}
+
+// spend makes a model call every spendEvery for N seconds (default 30),
+// each reported with its usage as it happens, then succeeds with the total
+// cost. SIGINT ends it the way Claude Code ends an interrupted run: a
+// result with the cost so far, exit 1.
+func spend(c cli, sc scenario, em emitter, stderr io.Writer) int {
+	sp, ok := em.(spender)
+	if !ok {
+		em.start()
+		em.fail("fakecli: the spend scenario is scripted for claude and qwen only")
+		fmt.Fprintln(stderr, "Error: the spend scenario is scripted for claude and qwen only")
+		return c.failCode
+	}
+	secs := 30
+	if sc.arg >= 0 {
+		secs = sc.arg
+	}
+	ints := make(chan os.Signal, 1)
+	signal.Notify(ints, syscall.SIGINT)
+	em.start()
+	tick := time.NewTicker(spendEvery)
+	defer tick.Stop()
+	end := time.After(time.Duration(secs) * time.Second)
+	for {
+		select {
+		case <-tick.C:
+			sp.spent(spendInput, spendOutput)
+		case <-ints:
+			sp.interrupted()
+			return 1
+		case <-end:
+			sp.spendDone(fmt.Sprintf("Done after %d seconds of model calls.", secs))
+			return 0
+		}
+	}
 }
