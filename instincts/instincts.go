@@ -75,6 +75,14 @@ type Spend struct {
 	TurnCost   float64
 }
 
+// DaySpend is today's whole spend: the coding CLIs' and Fetch's own LLM
+// calls (UTC day), with the cap on new tasks (FETCH_DAILY_BUDGET_USD, 0
+// when none).
+type DaySpend struct {
+	USD    float64
+	Budget float64
+}
+
 // PromptKind is what an open prompt waits for.
 type PromptKind string
 
@@ -118,6 +126,8 @@ type State struct {
 	Autonomy Autonomy
 	// Spend is today's LLM spend, nil when unknown.
 	Spend *Spend
+	// DaySpend is today's whole spend, for /status; nil when unknown.
+	DaySpend *DaySpend
 	// LLM tells that an LLM is configured (requests in plain words work).
 	LLM bool
 	// Location is the owner's time zone for reading and showing times;
@@ -289,6 +299,17 @@ func status(_ string, st State) Response {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))
 	} else {
 		b.WriteString("\nWaiting for your approval or answer: nothing")
+	}
+	if d := st.DaySpend; d != nil {
+		fmt.Fprintf(&b, "\nSpent today (coding CLIs and Fetch's own calls): $%.4f", d.USD)
+		switch {
+		case d.Budget <= 0:
+			b.WriteString("; no daily budget for tasks")
+		case d.USD >= d.Budget:
+			fmt.Fprintf(&b, ", over the daily budget of $%.2f: a new task asks you first", d.Budget)
+		default:
+			fmt.Fprintf(&b, " of $%.2f a day; $%.2f left for tasks", d.Budget, d.Budget-d.USD)
+		}
 	}
 	switch {
 	case st.Spend != nil:

@@ -87,3 +87,22 @@ func TestStatusShowsWhatChangesBehaviour(t *testing.T) {
 		t.Errorf("/status without budgets:\n%s", r.Reply)
 	}
 }
+
+func TestStatusShowsTheDaysSpend(t *testing.T) {
+	set := instincts.New()
+	st := working()
+	for _, tc := range []struct {
+		spend instincts.DaySpend
+		want  string
+	}{
+		{instincts.DaySpend{USD: 0.25}, "Spent today (coding CLIs and Fetch's own calls): $0.2500; no daily budget for tasks"},
+		{instincts.DaySpend{USD: 0.25, Budget: 1}, "Spent today (coding CLIs and Fetch's own calls): $0.2500 of $1.00 a day; $0.75 left for tasks"},
+		{instincts.DaySpend{USD: 1.5, Budget: 1}, "Spent today (coding CLIs and Fetch's own calls): $1.5000, over the daily budget of $1.00: a new task asks you first"},
+	} {
+		st.DaySpend = &tc.spend
+		r, _ := set.Match("/status", st)
+		if !strings.Contains(r.Reply, tc.want) {
+			t.Errorf("/status with %+v:\n%s\nwant %q", tc.spend, r.Reply, tc.want)
+		}
+	}
+}

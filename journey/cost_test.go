@@ -71,6 +71,8 @@ func TestJourneyCostCap(t *testing.T) {
 	}
 
 	t.Logf("the owner was asked:\n%s", ask.Text)
+	m = w.send(ownerID, "/status")
+	w.await(m, regexp.MustCompile(`Spent today \(coding CLIs and Fetch's own calls\): \$0\.0\d+, over the daily budget of \$0\.05`), "/status showing the day's spend over its budget")
 	run := exec.Command(fetchBinary(t), "task", "run", "--workspace", "app", "one more [scenario:spend:1]")
 	run.Env = w.environ()
 	out, err = run.CombinedOutput()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/access"
@@ -286,7 +287,14 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Engines:   ks.describe,
 		Location:  cfg.Location,
 		Scrub:     db.Scrub,
-		TaskLink:  x.taskLink,
+		DaySpend: func(ctx context.Context) (*instincts.DaySpend, error) {
+			usd, err := db.DaySpend(ctx, store.Day(time.Now()))
+			if err != nil {
+				return nil, err
+			}
+			return &instincts.DaySpend{USD: usd, Budget: cfg.DailyBudgetUSD}, nil
+		},
+		TaskLink: x.taskLink,
 		// /use selects from the same registry as the agent's
 		// workspace_select.
 		Workspaces: workspaces,

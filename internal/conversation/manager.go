@@ -102,6 +102,9 @@ type Config struct {
 	Memory Memory
 	// Resolver is told of answered prompts; nil when nothing asks.
 	Resolver Resolver
+	// DaySpend reports today's whole spend (tasks and Fetch's own calls)
+	// and its cap for /status; nil shows none.
+	DaySpend func(ctx context.Context) (*instincts.DaySpend, error)
 	// Spend reports today's LLM spend for /status; nil when no LLM is
 	// configured.
 	Spend func(ctx context.Context) (*instincts.Spend, error)

@@ -285,6 +285,13 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		if s.m.cfg.Engines != nil {
 			st.Engines = s.m.cfg.Engines(ctx)
 		}
+		if s.m.cfg.DaySpend != nil {
+			if ds, err := s.m.cfg.DaySpend(ctx); err != nil {
+				s.m.log.Error("day spend", "conversation", s.c.id, "err", err)
+			} else {
+				st.DaySpend = ds
+			}
+		}
 	}
 	t, err := s.m.running(ctx, s.c.id)
 	if err != nil {
