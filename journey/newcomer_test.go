@@ -128,13 +128,18 @@ func newcomer(t *testing.T, steps []string, uid int) {
 		}
 	} else {
 		// The user has no module cache and the test no network: the
-		// modules come with the checkout (vendor), as they would from the
-		// proxy. The build cache is the user's, kept between runs.
-		vendor := exec.Command(goTool(), "mod", "vendor")
-		vendor.Dir = checkout
-		if out, err := vendor.CombinedOutput(); err != nil {
-			t.Fatalf("go mod vendor: %v\n%s", err, out)
+		// user's module cache is filled from root's, the way the module
+		// proxy would fill it (a file:// GOPROXY is the proxy protocol),
+		// and kept between runs like the build cache.
+		mods := filepath.Join(os.TempDir(), fmt.Sprintf("fetch-newcomer-gomodcache-%d", uid))
+		download := exec.Command(goTool(), "mod", "download")
+		download.Dir = checkout
+		download.Env = append(os.Environ(), "GOMODCACHE="+mods, "GOFLAGS=-modcacherw", "GOPROXY=file://"+filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), "GOSUMDB=off")
+		if out, err := download.CombinedOutput(); err != nil {
+			t.Fatalf("go mod download: %v\n%s", err, out)
 		}
+		chownTree(t, mods, uid)
+		env["GOMODCACHE"] = mods
 		cache := filepath.Join(os.TempDir(), fmt.Sprintf("fetch-newcomer-gocache-%d", uid))
 		os.MkdirAll(cache, 0o700)
 		chownTree(t, cache, uid)
