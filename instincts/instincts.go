@@ -300,7 +300,7 @@ func status(_ string, st State) Response {
 	} else {
 		b.WriteString("\nWaiting for your approval or answer: nothing")
 	}
-	if d := st.DaySpend; d != nil {
+	if d := st.DaySpend; d != nil && (d.USD > 0 || d.Budget > 0) {
 		fmt.Fprintf(&b, "\nSpent today (coding CLIs and Fetch's own calls): $%.4f", d.USD)
 		switch {
 		case d.Budget <= 0:

@@ -105,4 +105,9 @@ func TestStatusShowsTheDaysSpend(t *testing.T) {
 			t.Errorf("/status with %+v:\n%s\nwant %q", tc.spend, r.Reply, tc.want)
 		}
 	}
+	// Nothing spent and no budget: nothing to say.
+	st.DaySpend = &instincts.DaySpend{}
+	if r, _ := set.Match("/status", st); strings.Contains(r.Reply, "Spent today") {
+		t.Errorf("/status with nothing spent and no budget:\n%s", r.Reply)
+	}
 }

@@ -110,7 +110,8 @@ const configHelp = `Configuration (environment):
   FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)
   FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
   FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
-  FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude)
+  FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude): claude, codex,
+                       gemini, copilot, opencode, qwen, aider or cursor (the CLI must be in the kennel image)
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
   FETCH_TASK_BUDGET_USD   dollars one task may cost (its coding CLI and Fetch's own LLM calls for it); a running
                        task that passes it is stopped and fails (default 0: no cap)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fetch-dev/fetch/harness"
 )
 
 // TestEveryVariableIsDocumented: every environment variable Fetch reads
@@ -48,6 +50,22 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 			if !strings.Contains(usage, v) {
 				t.Errorf("%s is read by Fetch but not in fetch help", v)
 			}
+		}
+	}
+}
+
+// TestHelpNamesEveryHarness: fetch help lists the valid FETCH_HARNESS
+// values, which are the adapters'.
+func TestHelpNamesEveryHarness(t *testing.T) {
+	i := strings.Index(configHelp, "FETCH_HARNESS")
+	j := strings.Index(configHelp[i:], "\n  FETCH_TASK_TIMEOUT")
+	if i < 0 || j < 0 {
+		t.Fatal("fetch help has no FETCH_HARNESS entry before FETCH_TASK_TIMEOUT")
+	}
+	entry := configHelp[i : i+j]
+	for _, n := range harness.NewRegistry().Names() {
+		if !regexp.MustCompile(`\b` + string(n) + `\b`).MatchString(entry) {
+			t.Errorf("fetch help's FETCH_HARNESS entry does not name %s:\n%s", n, entry)
 		}
 	}
 }

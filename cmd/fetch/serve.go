@@ -81,7 +81,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, runtimeExtras{taskLink: pg.link(), allowed: allowed})
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, runtimeExtras{taskLink: pg.link(), allowed: allowed, metrics: m})
 	if err != nil {
 		cctx, cancel := closeCtx()
 		defer cancel()

@@ -159,13 +159,20 @@ func TestQuestionThroughChat(t *testing.T) {
 	if strings.Join(path, ",") != "ALERT,WORKING,WAITING,WORKING,ALERT" {
 		t.Fatalf("modes: %v", path)
 	}
-	edited := false
-	for _, s := range r.rec.Sent() {
-		if s.Reply.Key == progress.Key(created.ID) && strings.Contains(s.Reply.Text, "succeeded") {
-			edited = true
+	// The status message's last edit may be spaced after the result (edits
+	// are paced); it must come.
+	edited := func() bool {
+		for _, s := range r.rec.Sent() {
+			if s.Reply.Key == progress.Key(created.ID) && strings.Contains(s.Reply.Text, "succeeded") {
+				return true
+			}
 		}
+		return false
 	}
-	if !edited {
+	for deadline := time.Now().Add(10 * time.Second); !edited() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !edited() {
 		t.Error("the status message was not edited to the end")
 	}
 }
