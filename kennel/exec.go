@@ -36,6 +36,11 @@ type ExecSpec struct {
 	// safe) and the LineHandler sees only stderr. A write error stops the
 	// run. nil: stdout goes to the LineHandler line by line.
 	Stdout io.Writer
+	// Inbox (with TaskID, without Stdin): the run's stdin stays open for
+	// its whole life and takes the messages of Send, from this Kennel or
+	// any later one (after a restart, with Follow for the output), until
+	// CloseInput or the end of the run.
+	Inbox bool
 }
 
 // Result is how a run ended.
@@ -100,7 +105,7 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
-		argv:      shim.RunArgv(id, k.runOptions(ephemeral, spec.Stdin != nil), spec.Argv),
+		argv:      shim.RunArgv(id, inboxOptions(k.runOptions(ephemeral, spec.Stdin != nil), spec.Inbox), spec.Argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
@@ -413,6 +418,9 @@ func checkSpec(spec ExecSpec) error {
 		if err := checkTaskID(spec.TaskID); err != nil {
 			return err
 		}
+	}
+	if err := checkInbox(spec); err != nil {
+		return err
 	}
 	if spec.Timeout < 0 {
 		return fmt.Errorf("negative timeout: %w", ErrInvalid)
