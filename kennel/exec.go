@@ -26,6 +26,11 @@ type ExecSpec struct {
 	Env       []string      // KEY=VALUE, only what this run needs
 	TaskID    string        // non-empty: run under fetch-shim in its own process group with pid and log files, stoppable via Stop
 	Timeout   time.Duration // 0 = none; on expiry the run is stopped like Stop and Exec returns ErrTimeout (Result still filled)
+	// Inbox (with TaskID, without Stdin): the run's stdin stays open for
+	// its whole life and takes the messages of Send, from this Kennel or
+	// any later one (after a restart, with Follow for the output), until
+	// CloseInput or the end of the run.
+	Inbox bool
 
 	// Stdin, when set, is copied to the run's stdin, which is then closed;
 	// nil: stdin is /dev/null. Exec waits for the copy to end: a reader must
@@ -36,11 +41,6 @@ type ExecSpec struct {
 	// safe) and the LineHandler sees only stderr. A write error stops the
 	// run. nil: stdout goes to the LineHandler line by line.
 	Stdout io.Writer
-	// Inbox (with TaskID, without Stdin): the run's stdin stays open for
-	// its whole life and takes the messages of Send, from this Kennel or
-	// any later one (after a restart, with Follow for the output), until
-	// CloseInput or the end of the run.
-	Inbox bool
 }
 
 // Result is how a run ended.
