@@ -36,6 +36,16 @@
 // exec's output after its client is gone; TestReconcileAfterCrash checks that
 // a task writing megabytes after a crash does not freeze.)
 //
+// A run with ExecSpec.Inbox (a two-way session with a coding CLI) keeps its
+// stdin open for its whole life: the shim makes it a FIFO in the container,
+// and Send writes one message to it (whole, never interleaved with another,
+// at most MaxMessage bytes, through the exec's stdin, never argv) from a
+// short exec of its own — so it works from any Kennel, also after a restart
+// that lost the exec which started the run (Follow then reads the output).
+// CloseInput ends the input (the program reads EOF). A Send costs one exec
+// (BenchmarkSendLatency); Stop ends a Send waiting for a program that does
+// not read.
+//
 // Exec runs even untracked commands (no TaskID) under the shim, with a private
 // id and no files, so that a timeout or a cancellation can always stop them;
 // the cost is measured by BenchmarkDispatch against a bare SDK exec.

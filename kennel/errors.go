@@ -30,6 +30,14 @@ var (
 	// ErrTaskLost: the task's wrapper was killed before it could record the
 	// exit code; the task is over but how it ended is unknown.
 	ErrTaskLost = errors.New("task exit lost")
+	// ErrInputClosed: the task runs but takes no input: it was not started
+	// with ExecSpec.Inbox, its input was closed (CloseInput), or its program
+	// no longer reads its stdin.
+	ErrInputClosed = errors.New("task takes no input")
+	// ErrInputStalled: the task did not take a message in time (its program
+	// is not reading its stdin, or another message held the inbox). Nothing
+	// was delivered, unless the error says the message was cut.
+	ErrInputStalled = errors.New("task not reading its input")
 	// ErrShim: the in-container wrapper failed (its message is in the error).
 	ErrShim = errors.New("fetch-shim failed")
 )

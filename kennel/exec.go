@@ -26,6 +26,11 @@ type ExecSpec struct {
 	Env       []string      // KEY=VALUE, only what this run needs
 	TaskID    string        // non-empty: run under fetch-shim in its own process group with pid and log files, stoppable via Stop
 	Timeout   time.Duration // 0 = none; on expiry the run is stopped like Stop and Exec returns ErrTimeout (Result still filled)
+	// Inbox (with TaskID, without Stdin): the run's stdin stays open for
+	// its whole life and takes the messages of Send, from this Kennel or
+	// any later one (after a restart, with Follow for the output), until
+	// CloseInput or the end of the run.
+	Inbox bool
 
 	// Stdin, when set, is copied to the run's stdin, which is then closed;
 	// nil: stdin is /dev/null. Exec waits for the copy to end: a reader must
@@ -104,7 +109,7 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
-		argv:      shim.RunArgv(id, k.runOptions(ephemeral, spec.Stdin != nil), spec.Argv),
+		argv:      shim.RunArgv(id, inboxOptions(k.runOptions(ephemeral, spec.Stdin != nil), spec.Inbox), spec.Argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
@@ -422,6 +427,9 @@ func checkSpec(spec ExecSpec) error {
 		if err := checkTaskID(spec.TaskID); err != nil {
 			return err
 		}
+	}
+	if err := checkInbox(spec); err != nil {
+		return err
 	}
 	if spec.Timeout < 0 {
 		return fmt.Errorf("negative timeout: %w", ErrInvalid)

@@ -154,3 +154,21 @@ func (p *Pool) RemoveVolume(ctx context.Context, workspace string) error {
 	}
 	return p.named(workspace, k.RemoveVolume(ctx, workspace))
 }
+
+// Send writes a message to a run's stdin (Kennel.Send).
+func (p *Pool) Send(ctx context.Context, workspace, taskID string, msg []byte) error {
+	k, err := p.For(workspace)
+	if err != nil {
+		return err
+	}
+	return p.named(workspace, k.Send(ctx, workspace, taskID, msg))
+}
+
+// CloseInput ends a run's stdin (Kennel.CloseInput).
+func (p *Pool) CloseInput(ctx context.Context, workspace, taskID string) error {
+	k, err := p.For(workspace)
+	if err != nil {
+		return err
+	}
+	return p.named(workspace, k.CloseInput(ctx, workspace, taskID))
+}

@@ -59,8 +59,14 @@ func (k *Kennel) stopIn(ctx context.Context, ctr, taskID string) error {
 // they end by themselves) and returns its stdout. An exit code outside ok is
 // an ErrShim error carrying the command's stderr.
 func (k *Kennel) control(ctx context.Context, ctr string, argv []string, ok ...int) (controlResult, error) {
+	return k.controlIn(ctx, ctr, argv, nil, ok...)
+}
+
+// controlIn is control with stdin: nil leaves the command's stdin empty.
+func (k *Kennel) controlIn(ctx context.Context, ctr string, argv []string, stdin []byte, ok ...int) (controlResult, error) {
 	resp, err := k.docker.ContainerExecCreate(ctx, ctr, container.ExecOptions{
 		User:         k.cfg.User,
+		AttachStdin:  stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
 		Cmd:          argv,
@@ -76,6 +82,16 @@ func (k *Kennel) control(ctx context.Context, ctr string, argv []string, ok ...i
 		return controlResult{}, fmt.Errorf("%s: attach: %w", argv[1], classify(err))
 	}
 	defer hijack.Close()
+	if stdin != nil {
+		fed := make(chan struct{})
+		go func() { // ends when stdin is written or the stream is closed; waited for below
+			defer close(fed)
+			if _, err := hijack.Conn.Write(stdin); err == nil {
+				_ = hijack.CloseWrite()
+			} // a failed write: the command ends on its own (its stdin is short), and says so
+		}()
+		defer func() { hijack.Close(); <-fed }()
+	}
 	var res controlResult
 	stdout := &limitedBuffer{max: controlOutputMax}
 	stderr := &ring{max: k.cfg.StderrTail}

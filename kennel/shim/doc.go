@@ -6,7 +6,8 @@
 // restart, so the shim keeps, per task id, everything needed to find, stop and
 // read back a run without the exec that started it:
 //
-//	fetch-shim run    --task ID [--ephemeral] [--stdin] [--grace D] -- argv...
+//	fetch-shim run    --task ID [--ephemeral] [--stdin | --inbox] [--grace D] -- argv...
+//	fetch-shim send   --task ID [--close] [--timeout D] < message
 //	fetch-shim stop   --task ID [--grace D]
 //	fetch-shim status --task ID
 //	fetch-shim ps
@@ -14,7 +15,8 @@
 //	fetch-shim forget --task ID
 //
 // run starts argv in a new session (so its process group id equals its pid),
-// with stdin on /dev/null (its own stdin with --stdin) and FETCH_TASK_ID=ID added to its environment, forwards
+// with stdin on /dev/null (its own stdin with --stdin, the task's inbox with
+// --inbox) and FETCH_TASK_ID=ID added to its environment, forwards
 // the signals it receives to that group, copies the child's stdout and stderr to
 // its own and (unless --ephemeral) to a log, and exits with the child's exit code
 // (128+n when the child died of signal n). When the child ends, whatever is left
@@ -34,8 +36,31 @@
 //	ID.exit  JSON [ExitRecord], written (atomically) when the task is over.
 //	ID.stop  marker created by stop before it signals anything; the exit
 //	         record says Stopped when the marker appeared during the run.
+//	ID.in    (--inbox) the inbox, a FIFO (mode 0600) whose read end is the
+//	         child's stdin. The runner holds its write end open, so the
+//	         child sees no EOF while the run lives, however many senders
+//	         come and go; it holds no read end, so a child that stops
+//	         reading makes a send fail rather than fill a buffer nobody
+//	         drains. send takes flock(LOCK_EX) on it for the whole message.
+//	         send --close removes it. Removed when the run ends.
+//	ID.ctl   (--inbox) a FIFO the runner reads: send --close writes 'c'
+//	         to it, and the runner closes its write end of ID.in, so the
+//	         child reads what is queued, then EOF. Removed when the run ends.
 //
 // Ephemeral runs (the kennel's untracked execs) remove their files when they end.
+//
+// send outlives the exec that started the run: any later exec (after Fetch
+// restarted and re-attached with log --follow) reaches the same inbox. It
+// reads one message of at most MaxMessage bytes from its stdin (never argv)
+// and writes it whole once the pipe has room for it all (the runner asks the
+// kernel for a pipe of MaxMessage bytes), so that a message is never cut by a
+// child that stopped reading: it fails after --timeout (ExitStalled) having
+// written nothing. Only a message larger than the pipe the kernel granted is
+// written as room appears, and can be cut (ExitPartial). A send to a task
+// that is not running exits ExitNoTask, one that takes no input (run without
+// --inbox, input closed, child no longer reading) ExitNoInput, and a stop of
+// the task ends a waiting send with ExitNoTask. The lock and the room are
+// waited for on a short tick (sendTick): the kernel notifies neither.
 //
 // Stopping signals SIGINT, then SIGTERM after half the grace, then SIGKILL after
 // the full grace, to the task's process group and to every process whose

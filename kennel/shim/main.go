@@ -21,6 +21,7 @@ const (
 	CmdPs     = "ps"
 	CmdLog    = "log"
 	CmdForget = "forget"
+	CmdSend   = "send"
 )
 
 // Exit codes of the control commands (stop, status, ps, log, forget). run exits
@@ -31,6 +32,12 @@ const (
 	ExitUsage  = 2
 	ExitNoLog  = 3 // log: the task has no log (unknown, ephemeral or forgotten)
 	ExitBusy   = 4 // forget: the task is still running
+	// Exit codes of send.
+	ExitNoTask   = 5 // the task is not running (never ran, or ended)
+	ExitNoInput  = 6 // the task runs but takes no input: not --inbox, input closed, or its child no longer reads it
+	ExitTooLarge = 7 // the message exceeds MaxMessage (or is empty)
+	ExitStalled  = 8 // the task did not take the message within the timeout
+	ExitPartial  = 9 // the task stopped reading in the middle of the message
 )
 
 // RunOptions are the options of run.
@@ -43,6 +50,9 @@ type RunOptions struct {
 	// Stdin: the child reads the runner's stdin (the exec's, when the kennel
 	// attaches one) instead of /dev/null.
 	Stdin bool
+	// Inbox: the child reads the task's inbox, which send writes to, and
+	// which stays open until send --close or the end of the run.
+	Inbox bool
 }
 
 // RunArgv is the argv that runs argv as task id under the shim.
@@ -57,7 +67,24 @@ func RunArgv(id string, o RunOptions, argv []string) []string {
 	if o.Stdin {
 		out = append(out, "--stdin")
 	}
+	if o.Inbox {
+		out = append(out, "--inbox")
+	}
 	return append(append(out, "--"), argv...)
+}
+
+// SendArgv is the argv that writes its stdin, as one message, to task id's
+// inbox, and with closeInput then closes the task's input (an empty stdin
+// then only closes).
+func SendArgv(id string, closeInput bool, timeout time.Duration) []string {
+	out := []string{Path, CmdSend, "--task", id}
+	if timeout > 0 {
+		out = append(out, "--timeout", timeout.String())
+	}
+	if closeInput {
+		out = append(out, "--close")
+	}
+	return out
 }
 
 // StopArgv is the argv that stops task id.
@@ -85,7 +112,8 @@ func LogArgv(id string, follow bool) []string {
 func ForgetArgv(id string) []string { return []string{Path, CmdForget, "--task", id} }
 
 const usage = `usage:
-  fetch-shim run    --task ID [--ephemeral] [--stdin] [--grace D] -- argv...
+  fetch-shim run    --task ID [--ephemeral] [--stdin | --inbox] [--grace D] -- argv...
+  fetch-shim send   --task ID [--close] [--timeout D] < message
   fetch-shim stop   --task ID [--grace D]
   fetch-shim status --task ID
   fetch-shim ps
@@ -120,16 +148,22 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cmd == CmdRun || cmd == CmdStop {
 		grace = flags.Duration("grace", DefaultGrace, "time from SIGINT to SIGKILL")
 	}
-	ephemeral, stdin := false, false
+	ephemeral, stdin, inbox := false, false, false
 	if cmd == CmdRun {
 		flags.BoolVar(&ephemeral, "ephemeral", false, "keep no log and remove the task's files at the end")
 		flags.BoolVar(&stdin, "stdin", false, "give the child this program's stdin instead of /dev/null")
+		flags.BoolVar(&inbox, "inbox", false, "give the child the task's inbox as stdin: fetch-shim send writes to it")
+	}
+	closeInput, sendTimeout := false, DefaultSendTimeout
+	if cmd == CmdSend {
+		flags.BoolVar(&closeInput, "close", false, "close the task's input after the message (an empty stdin only closes)")
+		flags.DurationVar(&sendTimeout, "timeout", DefaultSendTimeout, "how long to wait for the task to take the message")
 	}
 	follow := false
 	if cmd == CmdLog {
 		flags.BoolVar(&follow, "follow", false, "keep reading until the task ends")
 	}
-	if !slices.Contains([]string{CmdRun, CmdStop, CmdStatus, CmdPs, CmdLog, CmdForget}, cmd) {
+	if !slices.Contains([]string{CmdRun, CmdStop, CmdStatus, CmdPs, CmdLog, CmdForget, CmdSend}, cmd) {
 		fmt.Fprintf(stderr, "fetch-shim: unknown command %q\n%s", cmd, usage)
 		return ExitUsage
 	}
@@ -144,6 +178,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fetch-shim: negative grace %v\n", *grace)
 		return usageCode(cmd)
 	}
+	if stdin && inbox {
+		fmt.Fprintf(stderr, "fetch-shim: run: --stdin and --inbox exclude each other\n")
+		return ExitShimFailed
+	}
+	if sendTimeout <= 0 {
+		fmt.Fprintf(stderr, "fetch-shim: send: the timeout must be positive, not %v\n", sendTimeout)
+		return ExitUsage
+	}
 	if cmd != CmdRun && flags.NArg() > 0 {
 		fmt.Fprintf(stderr, "fetch-shim: unexpected arguments %q\n", flags.Args())
 		return ExitUsage
@@ -155,7 +197,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fetch-shim: run: no command\n")
 			return ExitShimFailed
 		}
-		return runTask(ctx, runOptions{dir: *dir, id: *id, ephemeral: ephemeral, stdin: stdin, grace: *grace, argv: flags.Args()}, stdout, stderr)
+		return runTask(ctx, runOptions{dir: *dir, id: *id, ephemeral: ephemeral, stdin: stdin, inbox: inbox, grace: *grace, argv: flags.Args()}, stdout, stderr)
 	case CmdStop:
 		return report(stderr, cmd, stopTask(ctx, *dir, *id, *grace))
 	case CmdStatus:
@@ -169,6 +211,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitNoLog
 		}
 		return report(stderr, cmd, err)
+	case CmdSend:
+		err := sendMessage(ctx, sendOptions{dir: *dir, id: *id, close: closeInput, timeout: sendTimeout}, os.Stdin)
+		return sendCode(stderr, *id, err)
 	case CmdForget:
 		err := forget(*dir, *id)
 		if errors.Is(err, errTaskBusy) {
@@ -178,6 +223,28 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report(stderr, cmd, err)
 	}
 	return ExitUsage // not reached: cmd was checked above
+}
+
+// sendCode reports a send's error and picks its exit code.
+func sendCode(stderr io.Writer, id string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "fetch-shim: send: task %s: %v\n", id, err)
+	switch {
+	case errors.Is(err, errNoTask):
+		return ExitNoTask
+	case errors.Is(err, errNoInput):
+		return ExitNoInput
+	case errors.Is(err, errTooLarge), errors.Is(err, errEmpty):
+		return ExitTooLarge
+	case errors.Is(err, errPartial):
+		return ExitPartial
+	case errors.Is(err, errStalled):
+		return ExitStalled
+	default:
+		return ExitFailed
+	}
 }
 
 func usageCode(cmd string) int {
@@ -249,5 +316,5 @@ func forget(dir, id string) error {
 		return err
 	}
 	defer lock.Close()
-	return t.remove(pidSuffix, logSuffix, exitSuffix, stopSuffix, lockSuffix)
+	return t.remove(pidSuffix, logSuffix, exitSuffix, stopSuffix, inSuffix, ctlSuffix, lockSuffix)
 }

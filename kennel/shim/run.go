@@ -35,6 +35,7 @@ type runOptions struct {
 	id        string
 	ephemeral bool
 	stdin     bool // the child reads our stdin rather than /dev/null
+	inbox     bool // the child reads the task's inbox (send writes to it)
 	grace     time.Duration
 	argv      []string
 }
@@ -66,7 +67,16 @@ func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		}
 		lw = &logWriter{f: f}
 	}
-	code, exitErr := runChild(ctx, t, o, lw, stdout, stderr)
+	var in *inbox
+	if o.inbox {
+		if in, err = openInbox(t); err != nil {
+			if lw != nil {
+				lw.f.Close()
+			}
+			return fail("task %s: %v", o.id, err)
+		}
+	}
+	code, exitErr := runChild(ctx, t, o, lw, in, stdout, stderr)
 	rec := ExitRecord{Code: code, Stopped: t.stopRequested(), Ended: time.Now()}
 	if exitErr != nil {
 		rec.Error = exitErr.Error()
@@ -79,6 +89,13 @@ func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	} else if err := t.writeExit(rec); err != nil {
 		fmt.Fprintf(stderr, "fetch-shim: task %s: record exit: %v\n", o.id, err)
 	}
+	// After the exit record, so that a send that finds no inbox while the
+	// lock is still held can tell an ended task from a closed input.
+	if in != nil {
+		if err := in.close(); err != nil {
+			fmt.Fprintf(stderr, "fetch-shim: task %s: remove inbox: %v\n", o.id, err)
+		}
+	}
 	// Order matters for followers: exit recorded, then unlock, then the log's
 	// close (its IN_CLOSE_WRITE tells a follower the run is over).
 	lock.Close()
@@ -90,11 +107,14 @@ func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 
 // runChild starts the child, relays signals and output, and cleans up after it.
 // The error is set only when the child could not be started.
-func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, stdout, stderr io.Writer) (int, error) {
+func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, in *inbox, stdout, stderr io.Writer) (int, error) {
 	cmd := exec.Command(o.argv[0], o.argv[1:]...)
 	cmd.Env = append(withoutEnv(os.Environ(), TagEnv), TagEnv+"="+o.id)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if o.stdin {
+	switch {
+	case in != nil:
+		cmd.Stdin = in.childIn // the FIFO's read end, as fd 0
+	case o.stdin:
 		cmd.Stdin = os.Stdin // an *os.File: passed as fd 0, no copying goroutine
 	} // otherwise cmd.Stdin stays nil: the child reads /dev/null.
 	outR, outW, err := os.Pipe()
@@ -120,6 +140,9 @@ func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, stdout, 
 	startErr := cmd.Start()
 	outW.Close()
 	errW.Close()
+	if in != nil {
+		in.childIn.Close() // the child has it; the runner keeps no read end
+	}
 	if startErr != nil {
 		outR.Close()
 		errR.Close()

@@ -30,6 +30,8 @@ const (
 	logSuffix  = ".log"
 	exitSuffix = ".exit"
 	stopSuffix = ".stop"
+	inSuffix   = ".in"  // the inbox FIFO (--inbox)
+	ctlSuffix  = ".ctl" // the runner's control FIFO (--inbox)
 )
 
 // maxTaskID bounds a task id; it becomes a file name.
