@@ -100,6 +100,9 @@ func (a *analysis) command(c simple) cmdResult {
 		if credential(t.text) {
 			a.hit(DenyCredentials, rd.op+" "+t.text)
 		}
+		if strings.HasPrefix(path.Clean("/"+t.text), "/dev/tcp/") || strings.HasPrefix(path.Clean("/"+t.text), "/dev/udp/") {
+			a.hit(DenyRemotes, rd.op+" "+t.text) // bash opens a socket
+		}
 		switch rd.op {
 		case "<", "<<<", "<<", "<<-":
 		case "<&", ">&":

@@ -195,7 +195,7 @@ func shellRule(rules []store.PolicyRule, c simple) (store.PolicyRule, bool) {
 }
 
 func askShell(level instincts.Autonomy, t Task, r cmdResult, parts int) Decision {
-	what := joinWords(r.c.args)
+	what := joinWords(append(append([]word(nil), r.c.env...), r.c.args...))
 	reason := fmt.Sprintf("%s: `%s` is not a read", level, clip(what, 120))
 	if level == instincts.Cautious {
 		reason = fmt.Sprintf("%s: `%s` is not a read, an edit in the worktree or a test or build command of %s", level, clip(what, 120), t.Workspace)
