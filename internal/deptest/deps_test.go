@@ -65,6 +65,9 @@ var allowed = map[string][]string{
 	// access: who besides the owner may talk to Fetch (/allow), kept in
 	// the store and in memory for the role check of every message.
 	"internal/access": {"internal/store", "instincts"},
+	// policy: what a coding CLI may do without the owner; store for the
+	// rule and audit types, instincts for the autonomy levels.
+	"internal/policy": {"internal/store", "instincts"},
 	// metrics: Prometheus metrics; store for the gauges read at scrape
 	// time. The packages it measures declare their own interfaces.
 	"internal/metrics": {"internal/store"},
