@@ -146,6 +146,13 @@ type Traits struct {
 	ReadOnly bool
 	// ResumeUsage says how a resumed run reports usage.
 	ResumeUsage UsageScope
+	// TwoWay: the CLI has a protocol through which Fetch answers its
+	// requests while it runs, and the adapter implements the TwoWay
+	// interface (RunTwoWay). Without it the CLI runs one-shot.
+	TwoWay bool
+	// Relays are the request event kinds a two-way run emits (of
+	// KindPermission, KindAsk, KindPlan).
+	Relays []Kind
 }
 
 // UsageScope says what the usage a run reports covers. The values are

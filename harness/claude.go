@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -77,7 +78,9 @@ func (ClaudeAdapter) NewParser(task Task) Parser {
 }
 
 // Traits implements Adapter.
-func (ClaudeAdapter) Traits() Traits { return Traits{ReadOnly: true, ResumeUsage: UsagePerRun} }
+func (ClaudeAdapter) Traits() Traits {
+	return Traits{ReadOnly: true, ResumeUsage: UsagePerRun, TwoWay: true, Relays: []Kind{KindPermission, KindAsk, KindPlan}}
+}
 
 // claudeFlavor describes a CLI that writes Claude Code's stream-json (Claude
 // Code itself, Qwen Code).
@@ -124,6 +127,9 @@ type claudeParser struct {
 	spent      map[string]Usage
 	spentOrder []string
 	model      string
+	// planFile is the content of the last plan file written (a Write
+	// under .claude/plans/), for an ExitPlanMode request without a plan.
+	planFile string
 }
 
 // pendingTool is a tool call waiting for its result.
@@ -162,12 +168,6 @@ type claudeLine struct {
 		ToolName  string `json:"tool_name"`
 		ToolUseID string `json:"tool_use_id"`
 	} `json:"permission_denials"`
-	// control_request
-	Request *struct {
-		Subtype  string          `json:"subtype"`
-		ToolName string          `json:"tool_name"`
-		Input    json.RawMessage `json:"input"`
-	} `json:"request"`
 }
 
 type claudeMessage struct {
@@ -213,6 +213,9 @@ func (p *claudeParser) Parse(line []byte, emit func(Event)) {
 	if isBlank(line) {
 		return
 	}
+	if bytes.Contains(line, []byte(`"control_`)) && p.control(line, emit) {
+		return // a request of the two-way protocol (claude_twoway.go)
+	}
 	var l claudeLine
 	if err := json.Unmarshal(line, &l); err != nil || l.Type == "" {
 		emit(rawEvent(line))
@@ -230,8 +233,6 @@ func (p *claudeParser) Parse(line []byte, emit func(Event)) {
 	case l.Type == "result":
 		p.sessionFrom(l.SessionID, emit)
 		p.result(l, emit)
-	case l.Type == "control_request" && l.Request != nil && l.Request.ToolName == "AskUserQuestion":
-		emit(Event{Kind: KindQuestion, Tool: l.Request.ToolName, Text: askUserText(l.Request.Input)})
 	default:
 		emit(rawEvent(line))
 	}
@@ -405,6 +406,9 @@ func (p *claudeParser) toolUse(b claudeBlock, emit func(Event)) {
 	}
 	if field, ok := p.flavor.edits[b.Name]; ok {
 		t.path = jsonString(input[field])
+		if b.Name == "Write" && strings.Contains(t.path, claudePlanDir) {
+			p.planFile = capText(jsonString(input["content"]))
+		}
 	}
 	p.tools[b.ID] = t
 	emit(Event{Kind: KindToolUse, Tool: b.Name, ToolID: b.ID, Input: capInput(b.Input)})

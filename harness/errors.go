@@ -12,4 +12,11 @@ var (
 	// ErrNoReadOnly: the task is read-only and the CLI has no read-only
 	// mode Fetch trusts (Traits.ReadOnly is false).
 	ErrNoReadOnly = errors.New("the CLI has no read-only mode")
+	// ErrNoTwoWay: the CLI has no two-way protocol Fetch speaks
+	// (Traits.TwoWay is false); run it one-shot.
+	ErrNoTwoWay = errors.New("the CLI has no two-way mode")
+	// ErrCannotReply: the reply asked for does not fit the request (an
+	// answer to a permission request, an allow of a request whose input
+	// was not kept); deny it instead.
+	ErrCannotReply = errors.New("cannot reply that way to this request")
 )

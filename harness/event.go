@@ -48,6 +48,25 @@ const (
 	// (retries are reported this way); only KindResult and the exit code
 	// decide success.
 	KindError Kind = "error"
+	// KindPermission: a two-way run's CLI asks whether it may use a tool
+	// (Request: the tool, its command or file and diff). The CLI waits for
+	// the reply (TwoWay.Allow or TwoWay.Deny) on its stdin.
+	KindPermission Kind = "permission"
+	// KindAsk: a two-way run's CLI asks the user questions with options
+	// (Request.Questions). The CLI waits for TwoWay.Answer (or Deny).
+	KindAsk Kind = "ask"
+	// KindPlan: a two-way run in plan mode proposes its plan
+	// (Request.Plan). The CLI waits: Deny with the owner's revision makes
+	// it plan again; DenyAndStop ends the planning.
+	KindPlan Kind = "plan"
+	// KindBadRequest: a control message from the CLI that Fetch cannot
+	// relay: malformed, of an unknown kind, or too large. Text says why.
+	// When Request.ID is set the CLI waits for a reply: answer it with
+	// TwoWay.Deny. Never fatal; the caller logs it.
+	KindBadRequest Kind = "bad_request"
+	// KindRequestCancelled: the CLI withdrew its request Request.ID (it no
+	// longer waits for the reply).
+	KindRequestCancelled Kind = "request_cancelled"
 	// KindRaw is a line the parser did not recognise: an unknown event type
 	// (Raw holds the JSON) or a line that is not JSON (Text holds it).
 	KindRaw Kind = "raw"
@@ -93,6 +112,9 @@ type Event struct {
 	Denied bool `json:"denied,omitempty"`
 	// Raw is the unrecognised JSON line (raw).
 	Raw json.RawMessage `json:"raw,omitempty"`
+	// Request is what a two-way CLI asks (permission, ask, plan,
+	// bad_request, request_cancelled).
+	Request *Request `json:"request,omitempty"`
 }
 
 // ChangeKind says how a file changed.

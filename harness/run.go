@@ -30,11 +30,19 @@ type Runner interface {
 // task, git failing, the runner failing, or ctx ending (then the Outcome is
 // filled as far as it is known, with Stopped set).
 func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds Credentials, onEvent func(Event)) (Outcome, error) {
-	name := adapter.Name()
 	inv, err := adapter.Invocation(task, creds)
 	if err != nil {
-		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)
+		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", adapter.Name(), err)
 	}
+	return execute(ctx, runner, adapter, task, inv, nil, nil, onEvent)
+}
+
+// execute runs inv for task: the snapshots, the exec and the parsing of
+// Run. prepare, when set, completes the exec's spec before the run (and may
+// fail it); ended, when set, is called as soon as the exec returned.
+func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv Invocation, prepare func(*kennel.ExecSpec) error, ended func(), onEvent func(Event)) (Outcome, error) {
+	name := adapter.Name()
+	var err error
 	repo := gitRepo{runner: runner, workspace: task.Workspace, dir: task.dir(), taskID: task.ID}
 	var before snapshot
 	measure := !task.ReadOnly && !task.Measured
@@ -54,11 +62,19 @@ func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds C
 		TaskID:    task.ID,
 		Timeout:   task.Timeout,
 	}
+	if prepare != nil {
+		if err := prepare(&spec); err != nil {
+			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)
+		}
+	}
 	res, execErr := runner.Exec(ctx, spec, func(stream kennel.Stream, line []byte) {
 		if stream == kennel.Stdout {
 			s.line(line)
 		}
 	})
+	if ended != nil {
+		ended()
+	}
 	s.flush()
 	timedOut := res.TimedOut || errors.Is(execErr, kennel.ErrTimeout)
 	if execErr != nil && !timedOut && ctx.Err() == nil {
