@@ -12,7 +12,7 @@ import (
 func parseClaude(args []string, stderr io.Writer) (invocation, error) {
 	var inv invocation
 	var print, verbose, skip, partial bool
-	var format, maxTurns, appendPrompt, permissionMode string
+	var format, maxTurns, appendPrompt, permissionMode, inputFormat, promptTool string
 	f := newFlags("claude", stderr)
 	f.boolean(&print, "p", "print")
 	f.boolean(&verbose, "verbose")
@@ -24,6 +24,8 @@ func parseClaude(args []string, stderr io.Writer) (invocation, error) {
 	f.str(&maxTurns, "max-turns")
 	f.str(&appendPrompt, "append-system-prompt")
 	f.str(&permissionMode, "permission-mode")
+	f.str(&inputFormat, "input-format")
+	f.str(&promptTool, "permission-prompt-tool")
 	pos, err := f.parse(args)
 	if err != nil {
 		return inv, err
@@ -34,6 +36,19 @@ func parseClaude(args []string, stderr io.Writer) (invocation, error) {
 		return inv, fmt.Errorf("error: option '--permission-mode <mode>' argument '%s' is invalid. Allowed choices are acceptEdits, auto, bypassPermissions, default, dontAsk, plan.", permissionMode)
 	}
 	inv.readOnly = permissionMode == "plan" && !skip
+	inv.twoWay = inputFormat == "stream-json"
+	switch {
+	case inputFormat != "" && inputFormat != "text" && inputFormat != "stream-json":
+		return inv, fmt.Errorf("error: option '--input-format <format>' argument '%s' is invalid. Allowed choices are text, stream-json.", inputFormat)
+	case inv.twoWay && promptTool != "stdio":
+		return inv, fmt.Errorf("fakecli: two-way mode is scripted with --permission-prompt-tool stdio only, got %q", promptTool)
+	case inv.twoWay && (!print || format != "stream-json" || !verbose):
+		return inv, errors.New("Error: --input-format=stream-json requires -p --output-format=stream-json --verbose")
+	case inv.twoWay && len(pos) != 0:
+		return inv, usagef("two-way mode reads its prompt from stdin, got %d prompt arguments", len(pos))
+	case inv.twoWay:
+		return inv, nil
+	}
 	switch {
 	case !print:
 		return inv, errors.New("fakecli: interactive mode is not scripted; use -p")
@@ -64,6 +79,9 @@ type claudeStyle struct {
 	denials []obj
 	// spentIn and spentOut add up the spend scenario's model calls.
 	spentIn, spentOut int
+	// twoWay: the run asks for permissions on stdin and offers the
+	// question and plan tools.
+	twoWay bool
 }
 
 func newClaude(o out, inv invocation, s *session) emitter {
@@ -89,6 +107,10 @@ func (c *claudeStyle) start() {
 		init["permission_mode"], init["qwen_code_version"] = "yolo", "0.15.10"
 	} else {
 		init["permissionMode"], init["claude_code_version"], init["apiKeySource"] = "bypassPermissions", "2.1.197", "ANTHROPIC_API_KEY"
+		if c.twoWay {
+			init["permissionMode"] = "default"
+			init["tools"] = []string{"AskUserQuestion", "Bash", "Edit", "ExitPlanMode", "Read", "Write"}
+		}
 		if c.plan {
 			init["permissionMode"] = "plan"
 		}

@@ -7,6 +7,10 @@
 // really edits a file in its working directory, and keeps sessions under
 // $HOME so that resuming works.
 //
+// Run as claude with --input-format stream-json (Claude Code's two-way
+// mode), it reads its prompt and the answers to its permission requests
+// and questions from stdin; twoway.go lists the goal's directives for it.
+//
 // Run in a CLI's read-only mode (claude --permission-mode plan, gemini
 // without --yolo, copilot without --allow-all-tools), a scenario that would
 // edit is refused the way that CLI refuses it, and nothing is written;
@@ -83,6 +87,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	inv.cli = name
+	if inv.twoWay {
+		return playTwoWay(inv, os.Stdin, stdout, stderr)
+	}
 	return play(cli, inv, stdout, stderr)
 }
 

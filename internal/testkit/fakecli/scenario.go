@@ -29,6 +29,9 @@ type invocation struct {
 	restore bool   // Aider: --restore-chat-history
 	// readOnly: the command line selected the CLI's read-only mode.
 	readOnly bool
+	// twoWay: claude --input-format stream-json: the prompt and the
+	// answers come on stdin (twoway.go).
+	twoWay bool
 }
 
 // emitter writes one CLI's output format. The scenarios call it in this

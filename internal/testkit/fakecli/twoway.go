@@ -1,0 +1,470 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Claude Code's two-way mode, as the fake plays it:
+//
+//	claude -p --input-format stream-json --output-format stream-json --verbose --permission-prompt-tool stdio [--permission-mode plan] [--resume ID]
+//
+// It reads stdin one JSON message a line, as Claude Code 2.1.197 does
+// (claude-question-askuserquestion-stdio.txt): an optional initialize
+// control_request, answered with a control_response, then the user message
+// that carries the prompt. It asks for every tool use with a
+// control_request (subtype can_use_tool, the envelope of that capture) and
+// waits for the control_response on stdin; an interrupt control_request is
+// answered and ends the turn the way claude-cancel-interrupt-control.txt
+// shows. After its result line it keeps reading until stdin closes, like
+// the real CLI (HARNESSES.md §2.2), and exits then.
+//
+// The goal's directives, in the order they appear:
+//
+//	[ask-permission:TOOL:COMMAND]          ask to run COMMAND with TOOL (Bash); allowed, it "runs" it (echoes it); denied, it says so and goes on
+//	[ask-permission-repeat:TOOL:COMMAND:N] ask the same N times, whatever the answers (for a loop guard)
+//	[ask-edit:PATH]                        ask to edit PATH (relative); allowed, it appends a line to it
+//	[ask-question:QUESTION:A|B|…]          AskUserQuestion with options A, B, …; the answer is appended to the scenario's file ([file:NAME]) with the process id
+//	[ask-unknown]                          a control_request of a subtype no client serves; it reports the reply's subtype
+//	[plan]                                 (with --permission-mode plan; plan mode always ends this way) propose a plan with ExitPlanMode; a denial with a message makes it plan again with that message, an allow ends the run with the plan
+//
+// Without a directive it asks to edit the scenario's file ([ask-edit:FILE]).
+// What it does with the answers is scripted; only the messages' shapes
+// follow the CLI.
+
+// twoWayDirective finds the directives.
+var twoWayDirective = regexp.MustCompile(`\[(ask-permission-repeat|ask-permission|ask-edit|ask-question|ask-unknown|plan)(?::([^\]]*))?\]`)
+
+// maxPlanRounds bounds the revisions of a plan.
+const maxPlanRounds = 20
+
+// inMessage is one line of stdin, as far as the fake reads it.
+type inMessage struct {
+	Type      string          `json:"type"`
+	RequestID string          `json:"request_id"`
+	Request   json.RawMessage `json:"request"`
+	Response  *struct {
+		Subtype   string          `json:"subtype"`
+		RequestID string          `json:"request_id"`
+		Response  json.RawMessage `json:"response"`
+		Error     string          `json:"error"`
+	} `json:"response"`
+	Message *struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// readMessages sends each stdin line as a message, until stdin ends; lines
+// that are not such JSON are reported on stderr and skipped.
+func readMessages(in io.Reader, stderr io.Writer) <-chan inMessage {
+	ch := make(chan inMessage)
+	go func() { // ends at the end of stdin; the process ends with it or before
+		defer close(ch)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		for sc.Scan() {
+			var m inMessage
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.Type == "" {
+				fmt.Fprintf(stderr, "fakecli: stdin: not a message: %.200q\n", sc.Bytes())
+				continue
+			}
+			ch <- m
+		}
+	}()
+	return ch
+}
+
+// errStdinClosed: stdin ended while the fake waited for a reply.
+var errStdinClosed = errors.New("stdin closed while waiting for a reply")
+
+// errInterrupted: an interrupt arrived, or a denial that stops the turn.
+var errInterrupted = errors.New("interrupted")
+
+// twoWay is one two-way run of the fake claude.
+type twoWay struct {
+	c      *claudeStyle
+	o      out
+	in     <-chan inMessage
+	stderr io.Writer
+	inv    invocation
+	sc     scenario
+	notes  []string // what happened, for the summary
+}
+
+// playTwoWay runs the two-way mode and returns the exit code.
+func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
+	o := out{w: stdout}
+	t := &twoWay{o: o, in: readMessages(stdin, stderr), stderr: stderr, inv: inv}
+	prompt, ok := t.firstPrompt()
+	if !ok {
+		fmt.Fprintln(stderr, "Error: stdin closed before a user message arrived")
+		return 1
+	}
+	inv.prompt = prompt
+	var sess *session
+	if inv.resume != "" {
+		s, err := loadSession(inv)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(stderr, "Error: No conversation found with session ID: %s\n", inv.resume)
+			} else {
+				fmt.Fprintf(stderr, "Error: %v\n", err)
+			}
+			return 1
+		}
+		sess = s
+	} else {
+		sess = &session{ID: newID("claude"), CLI: "claude", Goal: prompt}
+		sess.path = sessionPath(inv, sess.ID)
+	}
+	sess.Turns++
+	t.inv, t.sc = inv, parseScenario(prompt)
+	if sess.Turns > 1 && t.sc.file == defaultFile {
+		t.sc.file = parseScenario(sess.Goal).file
+	}
+	t.c = newClaude(o, inv, sess).(*claudeStyle)
+	t.c.twoWay = true
+	t.c.start()
+	code := t.script(prompt)
+	if err := sess.save(); err != nil {
+		fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
+	}
+	t.drain()
+	return code
+}
+
+// firstPrompt answers the handshake and returns the first user message.
+func (t *twoWay) firstPrompt() (string, bool) {
+	for m := range t.in {
+		switch m.Type {
+		case "control_request":
+			t.serve(m)
+		case "user":
+			if m.Message != nil {
+				return contentString(m.Message.Content), true
+			}
+		}
+	}
+	return "", false
+}
+
+// drain reads stdin until it ends, as Claude Code waits for more input
+// after its result.
+func (t *twoWay) drain() {
+	for m := range t.in {
+		if m.Type == "control_request" {
+			t.serve(m)
+		} else {
+			fmt.Fprintf(t.stderr, "fakecli: ignoring a %s message after the result\n", m.Type)
+		}
+	}
+}
+
+// serve answers a control_request that arrives outside a wait:
+// initialize and interrupt succeed, anything else is an error.
+func (t *twoWay) serve(m inMessage) {
+	var req struct {
+		Subtype string `json:"subtype"`
+	}
+	_ = json.Unmarshal(m.Request, &req)
+	switch req.Subtype {
+	case "initialize":
+		// A short form of 2.1.197's reply (the capture lists every command,
+		// agent and model).
+		t.o.json(obj{"type": "control_response", "response": obj{"subtype": "success", "request_id": m.RequestID,
+			"response": obj{"commands": []any{}, "agents": []any{}, "output_style": "default", "available_output_styles": []string{"default"},
+				"models": []any{}, "account": obj{"tokenSource": "none", "apiKeySource": "ANTHROPIC_API_KEY", "apiProvider": "firstParty"}, "pid": os.Getpid()}}})
+	case "interrupt":
+		t.o.json(obj{"type": "control_response", "response": obj{"subtype": "success", "request_id": m.RequestID}})
+	default:
+		t.o.json(obj{"type": "control_response", "response": obj{"subtype": "error", "request_id": m.RequestID,
+			"error": "Unsupported control request subtype: " + req.Subtype}})
+	}
+}
+
+// reply is a client's answer to one of the fake's requests.
+type reply struct {
+	subtype string // "success" or "error"
+	allow   bool
+	message string
+	input   map[string]json.RawMessage // updatedInput
+	stop    bool                       // deny with interrupt
+	errText string
+}
+
+// ask sends a control_request and waits for its reply. An interrupt or
+// the end of stdin ends the wait with an error.
+func (t *twoWay) ask(request obj) (reply, string, error) {
+	id := newID("claude")
+	t.o.json(obj{"type": "control_request", "request_id": id, "request": request})
+	for m := range t.in {
+		switch {
+		case m.Type == "control_response" && m.Response != nil && m.Response.RequestID == id:
+			r := reply{subtype: m.Response.Subtype, errText: m.Response.Error}
+			var body struct {
+				Behavior     string                     `json:"behavior"`
+				Message      string                     `json:"message"`
+				UpdatedInput map[string]json.RawMessage `json:"updatedInput"`
+				Interrupt    bool                       `json:"interrupt"`
+			}
+			_ = json.Unmarshal(m.Response.Response, &body)
+			r.allow, r.message, r.input, r.stop = body.Behavior == "allow", body.Message, body.UpdatedInput, body.Interrupt
+			return r, id, nil
+		case m.Type == "control_request":
+			var req struct {
+				Subtype string `json:"subtype"`
+			}
+			_ = json.Unmarshal(m.Request, &req)
+			t.serve(m)
+			if req.Subtype == "interrupt" {
+				return reply{}, id, errInterrupted
+			}
+		default:
+			fmt.Fprintf(t.stderr, "fakecli: ignoring a %s message while waiting for the reply to %s\n", m.Type, id)
+		}
+	}
+	return reply{}, id, errStdinClosed
+}
+
+// toolRequest shows a tool use and asks for it: the assistant tool_use
+// line, then the can_use_tool request (the order of the capture).
+func (t *twoWay) toolRequest(tool string, input obj) (reply, string, error) {
+	id := t.c.toolID()
+	t.c.assistant(obj{"type": "tool_use", "id": id, "name": tool, "input": input})
+	r, _, err := t.ask(obj{"subtype": "can_use_tool", "tool_name": tool, "display_name": tool, "input": input, "tool_use_id": id})
+	if err == nil && r.stop {
+		err = errInterrupted
+	}
+	return r, id, err
+}
+
+// script plays the directives of prompt and returns the exit code.
+func (t *twoWay) script(prompt string) int {
+	ds := twoWayDirective.FindAllStringSubmatch(prompt, -1)
+	if len(ds) == 0 && !t.inv.readOnly {
+		ds = [][]string{{"", "ask-edit", t.sc.file}}
+	}
+	t.c.text("Let me work on that.")
+	for _, d := range ds {
+		var err error
+		switch name, arg := d[1], d[2]; {
+		case t.inv.readOnly && name != "ask-question" && name != "plan":
+			continue // plan mode: only questions, then the plan
+		case name == "ask-permission":
+			tool, cmd, _ := strings.Cut(arg, ":")
+			err = t.permission(tool, cmd)
+		case name == "ask-permission-repeat":
+			err = t.repeat(arg)
+		case name == "ask-edit":
+			err = t.edit(arg)
+		case name == "ask-question":
+			err = t.question(arg)
+		case name == "ask-unknown":
+			err = t.unknown()
+		}
+		if err != nil {
+			return t.end(err)
+		}
+	}
+	if t.inv.readOnly {
+		return t.plan()
+	}
+	summary := "Done. " + strings.Join(t.notes, " ")
+	t.c.finish(strings.TrimSpace(summary))
+	return 0
+}
+
+// end ends a turn that an interrupt or the end of stdin cut short.
+func (t *twoWay) end(err error) int {
+	if errors.Is(err, errInterrupted) {
+		// claude-cancel-interrupt-control.txt: the interrupted tool's
+		// rejection, the user's interrupt note, then the result.
+		t.o.json(obj{"type": "user", "session_id": t.c.sess.ID, "parent_tool_use_id": nil, "uuid": newID("claude"),
+			"message": obj{"role": "user", "content": []obj{{"type": "text", "text": "[Request interrupted by user for tool use]"}}}})
+		t.c.interrupted()
+		return 1
+	}
+	fmt.Fprintf(t.stderr, "Error: %v\n", err)
+	return 1
+}
+
+func (t *twoWay) permission(tool, cmd string) error {
+	if tool == "" {
+		tool = "Bash"
+	}
+	r, id, err := t.toolRequest(tool, obj{"command": cmd, "description": "Run " + cmd})
+	if err != nil {
+		return err
+	}
+	if !r.allow {
+		t.c.toolResult(id, orDefault(r.message, r.errText), true)
+		t.note(fmt.Sprintf("Did not run `%s`: %s", cmd, orDefault(r.message, r.errText)))
+		return nil
+	}
+	t.c.toolResult(id, "fakecli ran: "+cmd, false)
+	t.note(fmt.Sprintf("Ran `%s`.", cmd))
+	return nil
+}
+
+func (t *twoWay) repeat(arg string) error {
+	i := strings.LastIndex(arg, ":")
+	n, err := strconv.Atoi(arg[i+1:])
+	if i < 0 || err != nil || n < 1 {
+		n, i = 3, len(arg)
+	}
+	tool, cmd, _ := strings.Cut(arg[:i], ":")
+	for range n {
+		if err := t.permission(tool, cmd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *twoWay) edit(name string) error {
+	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		t.note(fmt.Sprintf("Refused to edit %q: outside the working directory.", name))
+		return nil
+	}
+	path := filepath.Join(cwd(), name)
+	before, err := os.ReadFile(path)
+	created := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !created {
+		t.note("Could not read " + name + ": " + err.Error())
+		return nil
+	}
+	line := "fake claude edited this with the owner's permission\n"
+	tool, input := "Write", obj{"file_path": path, "content": line}
+	if !created && len(before) > 0 {
+		tool, input = "Edit", obj{"file_path": path, "old_string": string(before), "new_string": string(before) + line, "replace_all": false}
+	}
+	r, id, err := t.toolRequest(tool, input)
+	if err != nil {
+		return err
+	}
+	if !r.allow {
+		t.c.toolResult(id, orDefault(r.message, r.errText), true)
+		t.note(fmt.Sprintf("Did not edit %s: %s", name, orDefault(r.message, r.errText)))
+		return nil
+	}
+	if err := os.WriteFile(path, append(before, line...), 0o644); err != nil {
+		t.c.toolResult(id, err.Error(), true)
+		t.note("Could not write " + name + ": " + err.Error())
+		return nil
+	}
+	if created {
+		t.c.toolResult(id, "File created successfully at: "+path, false)
+	} else {
+		t.c.toolResult(id, fmt.Sprintf("The file %s has been updated successfully.", path), false)
+	}
+	t.note("Edited " + name + ".")
+	return nil
+}
+
+func (t *twoWay) question(arg string) error {
+	q, opts, _ := strings.Cut(arg, ":")
+	var options []obj
+	for _, o := range strings.Split(opts, "|") {
+		if o = strings.TrimSpace(o); o != "" {
+			options = append(options, obj{"label": o, "description": "Choose " + o})
+		}
+	}
+	questions := []obj{{"question": q, "header": "Question", "options": orEmpty(options), "multiSelect": false}}
+	r, id, err := t.toolRequest("AskUserQuestion", obj{"questions": questions})
+	if err != nil {
+		return err
+	}
+	var answers map[string]string
+	_ = json.Unmarshal(r.input["answers"], &answers)
+	answer, ok := answers[q]
+	if !r.allow || !ok {
+		t.c.toolResult(id, orDefault(r.message, "No answer."), true)
+		t.note("Got no answer to " + strconv.Quote(q) + ".")
+		return nil
+	}
+	// The tool result of the capture.
+	t.c.toolResult(id, fmt.Sprintf("Your questions have been answered: %q=%q. You can now continue with these answers in mind.", q, answer), false)
+	line := fmt.Sprintf("answer: %s (fakecli pid %d)\n", answer, os.Getpid())
+	if err := appendFile(t.sc.file, line); err != nil {
+		t.note("Could not record the answer: " + err.Error())
+		return nil
+	}
+	t.note(fmt.Sprintf("Recorded your answer %q in %s.", answer, t.sc.file))
+	return nil
+}
+
+func (t *twoWay) unknown() error {
+	r, _, err := t.ask(obj{"subtype": "fetch_unknown_subtype"})
+	if err != nil {
+		return err
+	}
+	t.note(fmt.Sprintf("The unknown request got a %s reply (%s).", r.subtype, r.errText))
+	return nil
+}
+
+// plan proposes a plan with ExitPlanMode until it is allowed, stopped or
+// revised too often.
+func (t *twoWay) plan() int {
+	plan := fmt.Sprintf("1. Append one line to %s.\n2. Check it with cat %s.", t.sc.file, t.sc.file)
+	for round := 1; round <= maxPlanRounds; round++ {
+		t.c.text("Here is my plan.")
+		r, id, err := t.toolRequest("ExitPlanMode", obj{"plan": plan})
+		if err != nil {
+			return t.end(err)
+		}
+		if r.allow {
+			t.c.toolResult(id, "User has approved your plan. You can now start coding.", false)
+			t.c.finish(plan)
+			return 0
+		}
+		t.c.toolResult(id, orDefault(r.message, r.errText), true)
+		plan = fmt.Sprintf("%s\n%d. As you asked: %s", plan, strings.Count(plan, "\n")+2, firstLine(orDefault(r.message, r.errText)))
+	}
+	t.c.finish("I stopped revising the plan after " + strconv.Itoa(maxPlanRounds) + " rounds.")
+	return 0
+}
+
+func (t *twoWay) note(s string) { t.notes = append(t.notes, s) }
+
+// appendFile appends line to name in the working directory.
+func appendFile(name, line string) error {
+	if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		return fmt.Errorf("refusing to write %q outside the working directory", name)
+	}
+	f, err := os.OpenFile(filepath.Join(cwd(), name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// contentString is a user message's content: a string, or the text of its
+// blocks.
+func contentString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &blocks)
+	var parts []string
+	for _, b := range blocks {
+		parts = append(parts, b.Text)
+	}
+	return strings.Join(parts, "\n")
+}
