@@ -76,6 +76,18 @@
 // commits the CLI made, and never touches the user's index or HEAD. The
 // snapshot writes blob objects into the repository, as `git stash` would.
 //
+// # Two-way runs
+//
+// An adapter with Traits.TwoWay also implements TwoWay (only Claude Code:
+// claude_twoway.go says what each message rests on). RunTwoWay starts its
+// CLI with stdin kept open through an Input (the kennel's inbox), writes the
+// opening messages, and reports the CLI's requests as KindPermission, KindAsk
+// and KindPlan events carrying a Request; the caller answers each with the
+// bytes of TwoWay.Allow, Deny, DenyAndStop or Answer, sent through the
+// Input. A control message that cannot be relayed is a KindBadRequest
+// event, to be logged and, when it has an id, denied. The same parser reads
+// one-shot and two-way output, so Follow works for both.
+//
 // # Running
 //
 // Run snapshots the work tree, executes the CLI through a Runner
