@@ -138,34 +138,43 @@ func TestJourneyCrashMidTaskOnAnotherEngine(t *testing.T) {
 }
 
 // R3: the second engine goes away while a task runs there: the owner is
-// told once, naming the engine; when it is back, the workspace (its
-// volume) and its history are all there and a new task runs.
+// told once that Fetch lost the connection to it, naming it; when it is
+// back (its dockerd restarted, which ended the kennel) the task is
+// reported interrupted, once, and the workspace (its volume), its history
+// and Fetch's repository are all there and a new task runs.
 func TestJourneyEngineGoesAway(t *testing.T) {
 	t.Parallel()
 	engine := testkit.NewRemoteEngine(t) // its own: it is stopped
 	w := newRemoteWorldOn(t, engine)
 	w.start()
 	w.createWorkspace("app")
-	m, status := w.startTask(ownerID, "run the long suite in app", "run the long suite [scenario:slow:30]", "app")
+	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
+	first := taskID(t, status.Text)
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+first+` succeeded on app`), "the first task's result")
+
+	m, status = w.startTask(ownerID, "run the long suite in app", "run the long suite [scenario:slow:60]", "app")
 	id := taskID(t, status.Text)
 	w.await(m, regexp.MustCompile(`(?s)Task `+id+` on app .*Steps: \d`), "progress in the status message")
 	engine.Stop(t)
-	res := w.awaitResult(m, regexp.MustCompile(`❌ Task `+id+` failed on app`), "word of the task")
-	if !strings.Contains(res.Text, "engine") || !strings.Contains(res.Text, "remote") || !strings.Contains(res.Text, "went away") {
-		t.Errorf("the result does not say that the engine remote went away: %q", res.Text)
-	}
-	time.Sleep(2 * time.Second)
-	told := map[string]bool{}
-	for _, s := range w.since(m) {
-		if s.New && s.Msg.ID != status.Msg.ID && strings.Contains(s.Text, "went away") {
-			told[s.Msg.ID] = true
-		}
-	}
-	if len(told) != 1 {
-		t.Errorf("the owner was told in %d messages that the engine went away; want one", len(told))
+	lost := regexp.MustCompile(`Lost the connection to engine remote while task ` + id + ` ran`)
+	w.awaitNew(m, lost, "word that the engine does not answer")
+	if _, ok := w.find(m, regexp.MustCompile(`Task `+id+` (failed|succeeded|was cancelled)`), nil); ok {
+		t.Fatalf("the task ended while its engine was away")
 	}
 	engine.Start(t)
-	m, status = w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
+	res := w.awaitResult(m, regexp.MustCompile(`❌ Task `+id+` failed on app`), "word of the task")
+	if !strings.Contains(res.Text, "interrupted") || !strings.Contains(res.Text, "remote") || !strings.Contains(res.Text, "went away") {
+		t.Errorf("the result does not say that the task was interrupted when the engine remote went away: %q", res.Text)
+	}
+	if n := w.told(m, lost); n != 1 {
+		t.Errorf("the owner was told %d times that the connection was lost; want once", n)
+	}
+	if n := w.told(m, regexp.MustCompile(`Task `+id+` failed`)); n != 1 {
+		t.Errorf("the owner was told %d times that the task failed; want once", n)
+	}
+	// Nothing lost: the first task's branch is in Fetch's repository.
+	w.inFetchRepo("app", first, "health.go")
+	m, status = w.startTask(ownerID, "add a readme note to app", "add a note [file:note.txt]", "app")
 	id = taskID(t, status.Text)
 	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the next task's result")
 }

@@ -532,6 +532,20 @@ func (e *Engine) Close() error {
 // (ErrCertExpired), an engine that does not answer (ErrEngineUnavailable).
 // For ssh, Dial starts the keepalive goroutine that Close stops.
 func Dial(ctx context.Context, spec EngineSpec, cfg DialConfig) (*Engine, error) {
+	e, err := DialDeferred(ctx, spec, cfg)
+	if err != nil && e != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, err
+}
+
+// DialDeferred is Dial for an engine that may be away for now: when it
+// does not answer (ErrEngineUnavailable, not a key or certificate fault),
+// the Engine is returned along with the error. Its requests fail until the
+// engine answers; an ssh engine's connection is made by the first request
+// that finds it back. Any other fault returns no Engine.
+func DialDeferred(ctx context.Context, spec EngineSpec, cfg DialConfig) (*Engine, error) {
 	r, err := spec.Resolve(cfg)
 	if err != nil {
 		return nil, err
@@ -545,9 +559,13 @@ func Dial(ctx context.Context, spec EngineSpec, cfg DialConfig) (*Engine, error)
 	ctx, cancel := context.WithTimeout(ctx, engineDialTimeout)
 	defer cancel()
 	var e *Engine
+	var away error // the engine did not answer; e is kept
 	switch r.Kind {
 	case EngineSSH:
 		e, err = dialSSH(ctx, r, cfg.Logger.With(logEngine, r.Name))
+		if err != nil && e != nil {
+			away, err = err, nil
+		}
 	case EngineTCP:
 		e, err = dialTCP(r, cfg.Now())
 	case EngineUnix:
@@ -558,11 +576,31 @@ func Dial(ctx context.Context, spec EngineSpec, cfg DialConfig) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
+	if away != nil {
+		return e, away
+	}
 	if _, err := e.Ping(ctx); err != nil {
+		err = pingError(r, err)
+		if notAnswering(err) {
+			return e, err
+		}
 		e.Close()
-		return nil, pingError(r, err)
+		return nil, err
 	}
 	return e, nil
+}
+
+// notAnswering: err says an engine did not answer, rather than that its
+// keys or certificates are wrong.
+func notAnswering(err error) bool {
+	var (
+		unknownCA x509.UnknownAuthorityError
+		invalid   x509.CertificateInvalidError
+		hostname  x509.HostnameError
+		alert     tls.AlertError
+	)
+	return errors.Is(err, ErrEngineUnavailable) && !errors.Is(err, ErrHostKey) && !errors.Is(err, ErrCertExpired) && !errors.Is(err, ErrInvalid) &&
+		!errors.As(err, &unknownCA) && !errors.As(err, &invalid) && !errors.As(err, &hostname) && !errors.As(err, &alert)
 }
 
 // newEngine makes the Docker client with opts after the common ones.
@@ -693,9 +731,10 @@ func dialSSH(ctx context.Context, s EngineSpec, logger *slog.Logger) (*Engine, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.client(ctx); err != nil {
+	_, away := t.client(ctx)
+	if away != nil && !notAnswering(away) {
 		t.close()
-		return nil, err
+		return nil, away
 	}
 	// The SDK dials hijacked streams (exec attach) with the transport's
 	// DialContext when it has no TLS configuration, so plain requests and
@@ -710,7 +749,7 @@ func dialSSH(ctx context.Context, s EngineSpec, logger *slog.Logger) (*Engine, e
 		return nil, err
 	}
 	tr.Proxy = nil // WithHost set the environment's; the tunnel needs none
-	return e, nil
+	return e, away
 }
 
 // sshTunnel is an ssh engine's SSH connection, made again on demand after

@@ -40,6 +40,11 @@ var (
 	ErrInputStalled = errors.New("task not reading its input")
 	// ErrShim: the in-container wrapper failed (its message is in the error).
 	ErrShim = errors.New("fetch-shim failed")
+	// ErrStreamLost: the stream of a run with a TaskID broke (or its exit
+	// could not be read) before the run was seen to end: the connection to
+	// the engine was cut, not the run. The run goes on in the kennel; Task
+	// tells whether it still runs and Follow reads it back.
+	ErrStreamLost = errors.New("run's stream lost")
 )
 
 // classify turns a Docker error into one of ours where the caller may want to

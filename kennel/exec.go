@@ -88,7 +88,9 @@ const (
 // A non-zero exit code is a Result, not an error. Errors are infrastructure
 // failures, ErrTimeout after a timeout, and the cause of ctx (wrapped) when ctx
 // was cancelled; in the last two cases the run has been stopped and Result is
-// filled.
+// filled. A run with a TaskID whose stream broke before it was seen to end
+// (the connection to its engine cut) is ErrStreamLost and is not stopped:
+// Task and Follow find it; an untracked one is stopped.
 func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Result, error) {
 	op := "kennel: exec"
 	if len(spec.Argv) > 0 {
@@ -223,6 +225,12 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 		live.stopped.Store(true)
 		copyErr = k.stopUntilEnded(context.WithoutCancel(ctx), ctr, rs.task, copied, hijack.Close)
 	}
+	if copyErr != nil && runErr == nil && !rs.ephemeral {
+		// The stream broke, not the run: a tracked run goes on, its log
+		// and exit kept by the shim for Task and Follow.
+		log.Info("kennel: stream of a run broke; the run goes on", logErr, copyErr)
+		return res, fmt.Errorf("output: %w: %w", ErrStreamLost, copyErr)
+	}
 	if copyErr != nil && runErr == nil {
 		// The stream broke, not the run: make sure nothing keeps running
 		// unseen.
@@ -238,6 +246,11 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	defer cancel()
 	code, err := k.exitCode(inspectCtx, execID)
 	if err != nil {
+		if runErr == nil && !rs.ephemeral {
+			// The stream ended but the exit cannot be read (the engine
+			// went out of reach with the connection): not seen to end.
+			err = fmt.Errorf("%w: %w", ErrStreamLost, err)
+		}
 		return res, errors.Join(runErr, err)
 	}
 	res.ExitCode = code

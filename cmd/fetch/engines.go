@@ -103,8 +103,10 @@ func load(ctx context.Context, c client.APIClient, kcfg kennel.Config) (engineLo
 // until a task needs it (the conversations work without Docker); with
 // remote, every other engine is dialed now and gets the kennel image from
 // the local one when it lacks it (commands that only read the database
-// skip that). An engine that cannot be reached is left out, with an error
-// in the log: its workspaces say so when used.
+// skip that). An engine that does not answer is kept, with a warning in
+// the log (its tasks are followed again once it answers; it gets the image
+// at the next start); one whose keys or address are wrong is left out,
+// with an error: its workspaces say so when used.
 func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger, remote bool) (*kennels, error) {
 	local, err := localDocker(ctx, cfg)
 	if err != nil {
@@ -136,17 +138,26 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger,
 		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 		dial := cfg.Dial
 		dial.Logger = log.With("engine", spec.Name)
-		e, err := kennel.Dial(dctx, spec, dial)
+		e, err := kennel.DialDeferred(dctx, spec, dial)
 		cancel()
-		if err != nil {
+		if e == nil {
 			log.Error("engine unavailable; its workspaces cannot be used until Fetch restarts with it reachable", "engine", spec.Name, "err", err)
 			continue
 		}
 		closers = append(closers, func() { e.Close() })
-		ictx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-		copied, err := kennel.EnsureImage(ictx, local, e, cfg.KennelImage)
-		cancel()
+		away := err != nil
+		if away {
+			// Kept: its tasks are followed again when it answers.
+			log.Warn("engine does not answer; its workspaces wait for it", "engine", spec.Name, "err", err)
+		}
+		copied := false
+		if !away {
+			ictx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+			copied, err = kennel.EnsureImage(ictx, local, e, cfg.KennelImage)
+			cancel()
+		}
 		switch {
+		case away:
 		case err != nil:
 			log.Warn("the kennel image could not be copied to the engine; it must have it", "engine", spec.Name, "image", cfg.KennelImage, "err", err)
 		case copied:

@@ -366,7 +366,13 @@ func (p *printer) TaskUpdate(_ context.Context, u task.Update) {
 			fmt.Fprintf(p.w, "Resumed (run %d)\n", u.Task.Runs)
 		}
 	case task.Reattached:
+		if u.Engine != "" && !u.Recovered {
+			fmt.Fprintf(p.w, "Engine %s answers again; task %s is still running, following it again\n", u.Engine, u.Task.ID)
+			break
+		}
 		fmt.Fprintf(p.w, "Task %s is still running after a restart; following it again\n", u.Task.ID)
+	case task.Unreachable:
+		fmt.Fprintln(p.w, p.clean(progress.Unreachable(u.Task, u.Engine).Text))
 	case task.Progress:
 		if u.Event != nil {
 			if s := progress.Step(*u.Event, p.clean); s != "" {

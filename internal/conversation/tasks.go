@@ -47,10 +47,16 @@ func (s *session) taskUpdate(ctx context.Context, u task.Update) {
 			s.fire(ctx, modes.TaskStarted, "task "+t.ID+" started")
 		}
 	case task.Reattached:
-		s.m.send(ctx, s.c, s.tracker.Reattached(t)...)
+		if u.Engine != "" && !u.Recovered {
+			s.m.send(ctx, s.c, s.tracker.Reconnected(t, u.Engine)...)
+		} else {
+			s.m.send(ctx, s.c, s.tracker.Reattached(t)...)
+		}
 		if s.mode.Current() == modes.Alert {
 			s.fire(ctx, modes.TaskStarted, "task "+t.ID+" followed again after a restart")
 		}
+	case task.Unreachable:
+		s.m.send(ctx, s.c, progress.Unreachable(t, u.Engine))
 	case task.Progress:
 		if u.Event == nil {
 			return

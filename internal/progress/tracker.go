@@ -98,6 +98,43 @@ func (tr *Tracker) Reattached(t task.Task) []chat.Reply {
 	}
 }
 
+// Reconnected announces, as a new message, a run that Fetch follows again
+// once its Docker engine (engine; "" for the local one) answers after an
+// outage, then shows its status message. After a restart of Fetch it is
+// Reattached.
+func (tr *Tracker) Reconnected(t task.Task, engine string) []chat.Reply {
+	tr.status[t.ID] = &status{}
+	return []chat.Reply{
+		chat.Text(fmt.Sprintf("🔁 %s answers again; task %s on %s is still running and I'm following it again.", capitalized(engineName(engine)), t.ID, t.Workspace)),
+		tr.statusReply(t, "running (followed again)"),
+	}
+}
+
+// Unreachable is the one message that tells the owner that a task's
+// Docker engine does not answer while it runs; with t.CancelRequested, that
+// the stop asked for waits for the engine.
+func Unreachable(t task.Task, engine string) chat.Reply {
+	if t.CancelRequested {
+		return chat.Text(fmt.Sprintf("⏸️ Task %s will be stopped when %s answers again; until then it cannot be reached.", t.ID, engineName(engine)))
+	}
+	return chat.Text(fmt.Sprintf("🔌 Lost the connection to %s while task %s ran on %s; it will be followed again when the engine answers.", engineName(engine), t.ID, t.Workspace))
+}
+
+// engineName names a Docker engine in a message.
+func engineName(engine string) string {
+	if engine == "" {
+		return "the Docker engine"
+	}
+	return "engine " + engine
+}
+
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // Step coalesces a tool step into the status message: it returns the
 // edited message at most once per the tracker's interval; steps in between
 // are counted and shown at the next edit.

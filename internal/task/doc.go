@@ -69,6 +69,20 @@
 // A cancel from another process sets a flag in the task's row and stops the
 // run in the kennel; the process following the run records the end.
 //
+// A run's stream that ends without the run's exit (the network to its
+// engine cut, the engine stopped) is not the run's end (resume.go): the
+// kennel is asked whether the run still goes. While its engine does not
+// answer, the owner is told once (an Unreachable update, a KindUnreachable
+// entry in the log) and the kennel is asked again on the run's goroutine,
+// waiting Config.ReconnectMin doubling to ReconnectMax; then a run still
+// going is followed again (Reattached, with the engine's name), one that
+// ended is read back and concluded, and one its kennel no longer has fails
+// "interrupted", naming the engine. A restart whose engine does not answer
+// takes the same path. A cancel meanwhile is recorded and said to wait for
+// the engine (Unreachable with Task.CancelRequested); the run is stopped
+// when it answers. Close while the engine is out of reach leaves the task
+// running, without owner, for the next adopting engine.
+//
 // # Imports and concurrency
 //
 // task imports harness (events, outcomes, adapters), kennel (KennelRunner),

@@ -76,6 +76,11 @@ const (
 	// Reattached: after a restart, the task's run was found still going
 	// and is followed again.
 	Reattached UpdateKind = "reattached"
+	// Unreachable: the task's run lost its stream and its Docker engine
+	// (Update.Engine) does not answer; the run is followed again when it
+	// does. Published once per outage, and once more, with
+	// Task.CancelRequested, when a cancel has to wait for the engine.
+	Unreachable UpdateKind = "unreachable"
 )
 
 // Update is one thing that happened to a task.
@@ -86,6 +91,10 @@ type Update struct {
 	Event *harness.Event
 	// Recovered: the update comes from reconciling after a restart.
 	Recovered bool
+	// Engine names the Docker engine of an Unreachable update, and of a
+	// Reattached one after it ("" for the local engine, and for a
+	// Reattached update after a restart that found the run going).
+	Engine string
 	// Err says why an action the owner asked for (ship, merge, close)
 	// failed, for Shipped and PRChanged updates.
 	Err string
@@ -136,6 +145,10 @@ type Config struct {
 	// PRPoll is how often an adopting engine polls open pull requests;
 	// DefaultPRPoll when 0.
 	PRPoll time.Duration
+	// ReconnectMin and ReconnectMax bound the wait between looks at a run
+	// whose engine does not answer (it doubles from one to the other);
+	// DefaultReconnectMin and DefaultReconnectMax when 0.
+	ReconnectMin, ReconnectMax time.Duration
 	// Observer is told of updates; nil when nobody listens.
 	Observer Observer
 	// Adopt is for the long-lived processes (fetch chat, fetch serve): Open
@@ -194,6 +207,12 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = DefaultOutputCap
+	}
+	if cfg.ReconnectMin <= 0 {
+		cfg.ReconnectMin = DefaultReconnectMin
+	}
+	if cfg.ReconnectMax < cfg.ReconnectMin {
+		cfg.ReconnectMax = max(DefaultReconnectMax, cfg.ReconnectMin)
 	}
 	now := cfg.Now
 	if now == nil {
@@ -412,6 +431,13 @@ func (e *Engine) readOnlyHarnesses() []harness.Name {
 		}
 	}
 	return out
+}
+
+// lifetime is the engine's context: Close ends it.
+func (e *Engine) lifetime() context.Context {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ctx
 }
 
 func (e *Engine) isOpen() bool {

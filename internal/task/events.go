@@ -12,8 +12,15 @@ import (
 // a Fetch that restarted while it ran (its data is {}).
 const KindReattached = "reattached"
 
+// KindUnreachable marks, in a task's event log, the moment its run's
+// Docker engine stopped answering (data {"engine": NAME}, with "cancel":
+// true for a cancel that waits for the engine). A KindReattached entry
+// with the engine's name follows when the run is followed again.
+const KindUnreachable = "unreachable"
+
 // LogEntry is one entry of a task's event log: a state transition (Kind
-// "state"), a re-attach (KindReattached) or a harness event (Kind is the
+// "state"), a re-attach (KindReattached), an engine out of reach
+// (KindUnreachable) or a harness event (Kind is the
 // event's kind).
 type LogEntry struct {
 	Seq  int64           `json:"seq"`

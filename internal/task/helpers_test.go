@@ -44,6 +44,8 @@ type engineOptions struct {
 	secrets []string
 	// dir holds fetch.db and the workspaces; a new temporary one when empty.
 	dir string
+	// reconnect is Config.ReconnectMin and ReconnectMax.
+	reconnect time.Duration
 }
 
 type testEngine struct {
@@ -87,6 +89,7 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 		Store:   db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout, OutputCap: o.outputCap,
 		PatchDir: filepath.Join(dir, "patches"), Observer: obs, Adopt: o.adopt, Logger: quiet(),
 		TaskBudgetUSD: o.taskBudget, TaskBudgetSetting: "FETCH_TASK_BUDGET_USD",
+		ReconnectMin: o.reconnect, ReconnectMax: o.reconnect,
 	})
 	if err := e.Open(t.Context()); err != nil {
 		t.Fatal(err)

@@ -54,14 +54,15 @@ func (e *Engine) adopt(ctx context.Context, t Task) error {
 		e.finish(ctx, t, Failed, "interrupted by restart before it started")
 		return nil
 	}
-	st, err := e.cfg.Runner.Status(ctx, e.harnessTask(t))
+	sctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	st, err := e.cfg.Runner.Status(sctx, e.harnessTask(t))
+	cancel()
 	if err != nil {
-		// Leave it for the next start rather than guess.
-		t.Owner = ""
-		if serr := e.save(ctx, t, Running, ""); serr != nil {
-			log.Error("release task", "err", serr)
-		}
-		return fmt.Errorf("kennel status of %s: %w", t.RunID, err)
+		// Its engine does not answer: followed once it does (the owner is
+		// told meanwhile), or reported lost if it comes back without it.
+		log.Warn("the kennel of a running task does not answer after a restart; it will be asked again", "err", err)
+		e.follow(t, true)
+		return nil
 	}
 	switch {
 	case st.Running:

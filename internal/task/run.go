@@ -157,12 +157,8 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		lim.mu.Unlock()
 		stop(&lim.budget)
 	}
-	var out harness.Outcome
-	if attach {
-		out, err = e.cfg.Runner.Attach(runCtx, harness.Name(t.Harness), ht, w.add)
-	} else {
-		out, err = e.cfg.Runner.Run(runCtx, harness.Name(t.Harness), ht, w.add)
-	}
+	c := &carrier{e: e, t: t, ht: ht, log: log, add: w.add, lim: lim, recovered: attach}
+	out, err, end := c.carry(runCtx, e.lifetime(), attach)
 	timer.Stop()
 	w.close()
 	// A run stopped before its CLI reported its final figure cost at
@@ -185,6 +181,26 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		return false
 	}
 	cur.Worktree, cur.Branch, cur.Base, cur.BaseBranch, cur.RunID, cur.Runs, cur.RunStartedAt = t.Worktree, t.Branch, t.Base, t.BaseBranch, t.RunID, t.Runs, t.RunStartedAt
+	switch end {
+	case endReleased:
+		// Fetch closes while the run's engine is out of reach: the run
+		// may still go there. The task stays running, for the next
+		// adopting engine to follow again.
+		log.Warn("engine closed while the run's Docker engine was out of reach; the task is left for the next start")
+		cur.Owner = ""
+		if err := e.save(cctx, cur, Running, ""); err != nil {
+			log.Error("release task", "err", err)
+		}
+		return false
+	case endGone:
+		if !cur.CancelRequested && !errors.Is(context.Cause(ctx), errCancelled) {
+			cur.ExitCode, cur.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
+			return e.finish(cctx, cur, Failed, e.lostMessage(cctx, cur))
+		}
+		// A cancelled run the kennel lost: cancelled, as asked.
+		err = nil
+	case endSeen:
+	}
 	if errors.Is(context.Cause(ctx), errDetached) {
 		// The kennel stops a run whose follower goes away.
 		log.Info("engine closed while the task ran; its run was stopped")
@@ -196,26 +212,6 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	}
 	if err != nil && !errors.Is(err, ErrGone) {
 		log.Error("run", "err", err)
-	}
-	if !out.Success && !cur.CancelRequested {
-		// A run cut short because its kennel or its engine went away (an
-		// engine on another machine stopped, the network between): say
-		// so.
-		// The run's record in the kennel outlives it until it is
-		// forgotten: a kennel that cannot tell of it lost it.
-		st, serr := e.cfg.Runner.Status(cctx, ht)
-		if serr != nil || !st.Known {
-			where := "its kennel"
-			if name := e.cfg.Workspaces.Engine(cctx, cur.Workspace); name != "" {
-				where = "the Docker engine " + name
-			}
-			why := "its container stopped"
-			if serr != nil {
-				why = serr.Error()
-			}
-			cur.ExitCode, cur.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
-			return e.finish(cctx, cur, Failed, fmt.Sprintf("%s of workspace %s went away during the run (%s). The workspace is kept; run the task again once it is back.", where, cur.Workspace, why))
-		}
 	}
 	if cur.Mode == Ask {
 		changed, cerr := e.unchanged(cctx, cur, before)

@@ -67,8 +67,26 @@ func toItem(le task.LogEntry, clean func(string) string) (item, bool) {
 		it.Fail = s.To == task.Failed
 		return it, true
 	}
-	if le.Kind == task.KindReattached {
-		it.Title = "Followed again after a restart of Fetch"
+	if le.Kind == task.KindReattached || le.Kind == task.KindUnreachable {
+		var d struct {
+			Engine string `json:"engine"`
+			Cancel bool   `json:"cancel"`
+		}
+		_ = json.Unmarshal(le.Data, &d)
+		engine := "the Docker engine"
+		if d.Engine != "" {
+			engine = "engine " + clip(clean(d.Engine), 80)
+		}
+		switch {
+		case le.Kind == task.KindUnreachable && d.Cancel:
+			it.Title = "Stop asked for; it waits until " + engine + " answers"
+		case le.Kind == task.KindUnreachable:
+			it.Title, it.Fail = "Lost the connection to "+engine, true
+		case d.Engine != "":
+			it.Title = "Followed again: " + engine + " answers"
+		default:
+			it.Title = "Followed again after a restart of Fetch"
+		}
 		return it, true
 	}
 	var ev harness.Event
