@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,29 @@ func TestJourneyHostileWorkspaceOnAnotherEngine(t *testing.T) {
 	ws := w.workspacePath("app")
 	w.inRemoteKennel(ws, plantScript(ws, ws+"/.git", host, false))
 
+	// The test's sensitivity: the planted repository, brought to this
+	// machine at the same path and used by git the way git usually is,
+	// does run the planted code. It is removed again before any task (a
+	// directory there would make the workspace look local).
+	w.copyFromRemoteVolume(ws)
+	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("x\n"), 0o644)
+	hostGit(t, ws, "status")
+	hostGit(t, ws, "add", "-A")
+	hostGit(t, ws, "commit", "--no-gpg-sign", "-m", "x")
+	hostGit(t, ws, "diff", "HEAD~1", "HEAD")
+	got := markers(t, host)
+	for _, want := range []string{"core-fsmonitor", "filter-evil-clean", "hook-pre-commit", "hook-post-commit", "diff-external"} {
+		if !slices.Contains(got, want) {
+			t.Fatalf("the planted %s did not run under host git (markers %q): the test cannot see what it looks for", want, got)
+		}
+	}
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		os.Remove(filepath.Join(host, m))
+	}
+
 	m, status := w.startTask(ownerID, "add a note to app", "add a note [file:note.txt]", "app")
 	id := taskID(t, status.Text)
 	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
@@ -208,25 +232,57 @@ func TestJourneyHostileWorkspaceOnAnotherEngine(t *testing.T) {
 	}
 }
 
+// copyFromRemoteVolume copies the workspace ws out of its volume on the
+// world's engine to the same path on this machine (the test's only, to
+// show what host git would do with it).
+func (w *world) copyFromRemoteVolume(ws string) {
+	w.t.Helper()
+	ctx := context.Background()
+	name := w.remoteVolume(ws)
+	resp, err := w.docker.ContainerCreate(ctx, &container.Config{Image: harnessImage(w.t), Entrypoint: []string{"true"}},
+		&container.HostConfig{Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: name, Target: ws, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}}, nil, nil, "")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer w.docker.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true})
+	rc, _, err := w.docker.CopyFromContainer(ctx, resp.ID, ws)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer rc.Close()
+	if err := os.MkdirAll(filepath.Dir(ws), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	untar := exec.Command("tar", "-x", "-C", filepath.Dir(ws))
+	untar.Stdin = rc
+	if out, err := untar.CombinedOutput(); err != nil {
+		w.t.Fatalf("untar %s: %v\n%s", ws, err, out)
+	}
+}
+
+// remoteVolume is the name of workspace ws's volume on the world's engine.
+func (w *world) remoteVolume(ws string) string {
+	w.t.Helper()
+	vols, err := w.docker.VolumeList(context.Background(), volume.ListOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, v := range vols.Volumes {
+		if v.Labels["fetch.kennel.workspace-volume"] == ws {
+			return v.Name
+		}
+	}
+	w.t.Fatalf("no volume for %s on the engine", ws)
+	return ""
+}
+
 // inRemoteKennel runs a shell script as the kennel's user in a container
 // of the kennel image on the world's engine with the workspace's volume
 // mounted at its path, as a coding CLI would run it.
 func (w *world) inRemoteKennel(ws, script string) {
 	w.t.Helper()
 	ctx := context.Background()
-	vols, err := w.docker.VolumeList(ctx, volume.ListOptions{})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	name := ""
-	for _, v := range vols.Volumes {
-		if v.Labels["fetch.kennel.workspace-volume"] == ws {
-			name = v.Name
-		}
-	}
-	if name == "" {
-		w.t.Fatalf("no volume for %s on the engine", ws)
-	}
+	name := w.remoteVolume(ws)
 	uid, gid := kennelUser()
 	resp, err := w.docker.ContainerCreate(ctx, &container.Config{
 		Image: harnessImage(w.t), User: fmt.Sprintf("%d:%d", uid, gid), Entrypoint: []string{"/bin/sh", "-c", script},
