@@ -66,6 +66,8 @@ type rule struct {
 	entropy     float64
 	keywords    []string
 	allow       []allowlist
+	// assignment: the rule only runs where assignmentAfterKeyword holds.
+	assignment bool
 }
 
 type allowlist struct {
@@ -184,7 +186,7 @@ func (r *ruleSet) load(name string) error {
 		if err != nil {
 			return fmt.Errorf("rule %s: %w", d.ID, err)
 		}
-		ru := rule{id: d.ID, re: re, secretGroup: d.SecretGroup, entropy: d.Entropy}
+		ru := rule{id: d.ID, re: re, secretGroup: d.SecretGroup, entropy: d.Entropy, assignment: d.ID == genericRule}
 		for _, k := range d.Keywords {
 			ru.keywords = append(ru.keywords, strings.ToLower(k))
 		}
@@ -361,6 +363,9 @@ func (ru *rule) find(s, lower string, global []allowlist) [][2]int {
 			}
 		}
 		if !found {
+			return nil
+		}
+		if ru.assignment && !assignmentAfterKeyword(lower, ru.keywords) {
 			return nil
 		}
 	}
