@@ -365,9 +365,11 @@ func (s *steer) publish(ctx context.Context, kind UpdateKind, r CLIRequest) {
 // request handles one event of the run that concerns requests.
 func (s *steer) request(ctx context.Context, ev harness.Event) {
 	if ev.Kind == harness.KindResult {
-		if s.recovered {
-			// Nobody else closes a followed run's input, and the CLI
-			// keeps running after its result until it ends.
+		{
+			// The CLI keeps running after its result until its input
+			// ends. RunTwoWay closes it, but not for a run followed again
+			// (after a restart, or a lost stream whose close did not get
+			// through): closing a closed input is success.
 			cctx, cancel := context.WithTimeout(ctx, sendTimeout)
 			defer cancel()
 			if err := s.runner.CloseInput(cctx, s.ht); err != nil {
