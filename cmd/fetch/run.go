@@ -277,6 +277,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Senders:   senders,
 		NoAgent:   noAgentReply,
 		Tasks:     engine,
+		Steering:  engine,
 		Updates:   updates,
 		RoleOf:    roleOf,
 		Logger:    log,

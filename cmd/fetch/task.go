@@ -504,6 +504,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 		Shipper:           shipper,
 		ShipOnSuccess:     cfg.GitHubToken != "",
 		PRPoll:            cfg.PRPoll,
+		ApprovalTTL:       cfg.ApprovalTTL,
 		Observer:          obs,
 		Adopt:             adopt,
 		Logger:            log,

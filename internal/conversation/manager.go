@@ -87,6 +87,9 @@ type Config struct {
 	NoAgent string
 	// Tasks is the task engine; nil when none runs.
 	Tasks Tasks
+	// Steering answers the requests of two-way coding CLIs, shows the
+	// policy and starts /plan tasks (the task engine); nil when none.
+	Steering Steering
 	// Updates is what the task engine publishes; nil when none runs.
 	Updates *task.Feed
 	// EditEvery is the least time between two edits of a task's status

@@ -176,6 +176,9 @@ func (s *session) respond(ctx context.Context, it item) ([]chat.Reply, *effect) 
 	st, prompt := s.state(ctx, it)
 
 	s.taken = inInstinct
+	if replies, ok := s.steerMessage(ctx, it, st, prompt); ok {
+		return replies, nil
+	}
 	if r, ok := s.m.instincts.Match(it.text, st); ok {
 		if fx, ok := s.effect(it, r); ok {
 			return nil, &fx

@@ -64,6 +64,8 @@ func (s *session) taskUpdate(ctx context.Context, u task.Update) {
 		if r, ok := s.tracker.Step(t, *u.Event, s.m.now()); ok {
 			s.m.send(ctx, s.c, r)
 		}
+	case task.Requested, task.RequestClosed:
+		s.requestUpdate(ctx, u)
 	case task.Asked:
 		s.taskAsked(ctx, t)
 	case task.Ended:

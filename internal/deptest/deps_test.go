@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"internal/workspace": {"internal/store", "internal/gitrun", "kennel"},
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed.
-	"internal/task":  {"harness", "kennel", "kennel/shim", "internal/gitrun", "internal/store", "internal/workspace", "internal/redact", "internal/ship"},
+	"internal/task":  {"harness", "kennel", "kennel/shim", "internal/gitrun", "internal/store", "internal/workspace", "internal/redact", "internal/ship", "internal/policy", "instincts"},
 	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens"},
 	// tokens: a BPE tokenizer with its vocabulary embedded.
 	"internal/tokens": {},
@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	// taskpage: the read-only task page; it reads tasks through the
 	// engine's types and shows every text through redact.
 	"internal/taskpage":     {"internal/task", "harness", "internal/redact"},
-	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes", "internal/task", "internal/progress"},
+	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes", "internal/task", "internal/progress", "harness"},
 	"internal/term":         {"internal/chat", "internal/redact"},
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},
 	// doctor: checks what Fetch needs; the probe container is the kennel's,

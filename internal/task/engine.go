@@ -100,6 +100,8 @@ type Update struct {
 	Err string
 	// Review is the pull request's reviews, for a Reviewed update.
 	Review string
+	// Request is the CLI's request of a Requested or RequestClosed update.
+	Request *CLIRequest
 }
 
 // Config is what an Engine needs. Store, Workspaces, Runner and Logger are
@@ -149,6 +151,9 @@ type Config struct {
 	// whose engine does not answer (it doubles from one to the other);
 	// DefaultReconnectMin and DefaultReconnectMax when 0.
 	ReconnectMin, ReconnectMax time.Duration
+	// ApprovalTTL is how long a two-way CLI's request waits for the
+	// owner before it is denied; DefaultApprovalTTL when 0.
+	ApprovalTTL time.Duration
 	// Observer is told of updates; nil when nobody listens.
 	Observer Observer
 	// Adopt is for the long-lived processes (fetch chat, fetch serve): Open
@@ -182,6 +187,8 @@ type Engine struct {
 	runs map[string]*run
 	// forgets are the kennel logs of ended runs still to drop.
 	forgets forgets
+	// steering answers the requests of two-way runs (twoway.go).
+	steering steering
 }
 
 // run is a task this process follows.
@@ -255,6 +262,7 @@ func (e *Engine) Open(ctx context.Context) error {
 	// Ends recorded before this start first; the runs reconciled below
 	// publish their own.
 	e.retell(ctx)
+	e.expireStale(ctx)
 	if err := e.reconcile(ctx); err != nil {
 		return fmt.Errorf("task: open: %w", err)
 	}

@@ -61,6 +61,8 @@ type carrier struct {
 	lim *limits
 	// recovered: the run is followed after a restart of Fetch.
 	recovered bool
+	// steer answers the requests of a two-way run; nil for one-shot.
+	steer *steer
 	// seen counts the events passed on: a run followed again replays its
 	// log from the start, and those are skipped.
 	seen int
@@ -97,7 +99,7 @@ func (c *carrier) carry(ctx, bg context.Context, attach bool) (harness.Outcome, 
 	if attach {
 		out, err = c.e.cfg.Runner.Attach(ctx, name, c.ht, c.pass)
 	} else {
-		out, err = c.e.cfg.Runner.Run(ctx, name, c.ht, c.pass)
+		out, err = c.run(ctx, name)
 	}
 	following := attach // the stream was a follow, whose end stops nothing
 	for refollows := 0; ; {

@@ -157,7 +157,8 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		lim.mu.Unlock()
 		stop(&lim.budget)
 	}
-	c := &carrier{e: e, t: t, ht: ht, log: log, add: w.add, lim: lim, recovered: attach}
+	st := e.newSteer(ctx, t, ht, attach, cancelRun)
+	c := &carrier{e: e, t: t, ht: ht, log: log, add: st.wrap(w.add), lim: lim, recovered: attach, steer: st}
 	out, err, end := c.carry(runCtx, e.lifetime(), attach)
 	timer.Stop()
 	w.close()
@@ -171,6 +172,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	lim.over = true
 	lim.mu.Unlock()
 	stops.Wait()
+	st.close()
 
 	// What follows must happen even when the engine is closing.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -181,6 +183,12 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		return false
 	}
 	cur.Worktree, cur.Branch, cur.Base, cur.BaseBranch, cur.RunID, cur.Runs, cur.RunStartedAt = t.Worktree, t.Branch, t.Base, t.BaseBranch, t.RunID, t.Runs, t.RunStartedAt
+	if next, again, reason := e.afterSteer(cctx, st, cur, out); again {
+		return e.drive(ctx, next, false) // an approved plan, carried out
+	} else if reason != "" {
+		cur.ExitCode, cur.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
+		return e.finish(cctx, cur, Failed, reason)
+	}
 	switch end {
 	case endReleased:
 		// Fetch closes while the run's engine is out of reach: the run
@@ -365,6 +373,7 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 	t.State, t.Owner = to, ""
 	if to.Terminal() {
 		t.EndedAt = e.now()
+		e.endSteer(ctx, t.ID)
 	}
 	if err := e.save(ctx, t, Running, reasonOr(reason, string(to))); err != nil {
 		e.log.Error("record the end of a task", "task", t.ID, "err", err)

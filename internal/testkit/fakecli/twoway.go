@@ -37,7 +37,10 @@ import (
 //	[ask-unknown]                          a control_request of a subtype no client serves; it reports the reply's subtype
 //	[plan]                                 (with --permission-mode plan; plan mode always ends this way) propose a plan with ExitPlanMode; a denial with a message makes it plan again with that message, an allow ends the run with the plan
 //
-// Without a directive it asks to edit the scenario's file ([ask-edit:FILE]).
+// Without a directive (and not in plan mode) it plays the one-shot
+// scenario of the prompt ([scenario:…], the default edit, the answer to a
+// question it asked, a rebase) and then reads stdin to its end, so that
+// every scenario works in a two-way run too.
 // What it does with the answers is scripted; only the messages' shapes
 // follow the CLI.
 
@@ -127,6 +130,17 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 		sess.path = sessionPath(inv, sess.ID)
 	}
 	sess.Turns++
+	if !inv.readOnly && !twoWayDirective.MatchString(prompt) {
+		// No two-way directive: the one-shot scenarios ([scenario:…], a
+		// question answered by a resumed run, a rebase, the default edit)
+		// play as they do one-shot, then stdin is read to its end.
+		code := t.oneShot(inv, sess, prompt)
+		if err := sess.save(); err != nil {
+			fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
+		}
+		t.drain()
+		return code
+	}
 	t.inv, t.sc = inv, parseScenario(prompt)
 	if sess.Turns > 1 && t.sc.file == defaultFile {
 		t.sc.file = parseScenario(sess.Goal).file
@@ -140,6 +154,21 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	t.drain()
 	return code
+}
+
+// oneShot plays the one-shot script (scenario.go) for a prompt without
+// two-way directives, as play does.
+func (t *twoWay) oneShot(inv invocation, sess *session, prompt string) int {
+	c, ok := lookupCLI(inv.cli)
+	if !ok {
+		fmt.Fprintf(t.stderr, "Error: unknown CLI %q\n", inv.cli)
+		return 1
+	}
+	sc := parseScenario(sess.Goal)
+	if sess.Turns > 1 && sess.Question == "" {
+		sc = parseScenario(prompt) // a follow-up goal
+	}
+	return script(c, inv, sess, sc, c.emitter(t.o, inv, sess), t.stderr)
 }
 
 // firstPrompt answers the handshake and returns the first user message.
