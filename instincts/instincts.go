@@ -173,6 +173,7 @@ type command struct {
 	usage string
 	help  string
 	// handle answers the command; args is the text after the command.
+	// nil: the conversation answers it (Match does not take it).
 	handle func(args string, st State) Response
 }
 
@@ -211,6 +212,11 @@ func New() *Set {
 		{"pr", "/pr", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
 		{"use", "/use", "/use WORKSPACE: work in that workspace from now on (/use alone lists them)", use},
 		{"allow", "/allow", "/allow add|remove USER_ID, /allow list: who besides the owner may talk to me (owner only)", allow},
+		// Taken by the conversation, which owns the coding CLIs' requests
+		// (listed here so that /help and /commands name them).
+		{"plan", "/plan", "/plan GOAL: the coding CLI reads the code and proposes a plan; you approve, revise or cancel it before anything changes", nil},
+		{"policy", "/policy", "/policy, /policy remove ID: what the coding CLI may do without asking you, and the remembered rules (remove: owner only)", nil},
+		{"req", "/req", "/req ID allow|task|always|deny [reason]|answer TEXT|approve|revise TEXT|cancel|full: answer a coding CLI's request by its id (the buttons send these)", nil},
 	}
 	return s
 }
@@ -236,6 +242,9 @@ func (s *Set) Match(text string, st State) (Response, bool) {
 		name = strings.ToLower(name)
 		for _, c := range s.commands {
 			if c.name == name {
+				if c.handle == nil {
+					return Response{}, false // the conversation's
+				}
 				return c.handle(strings.TrimSpace(args), st), true
 			}
 		}

@@ -2,6 +2,7 @@ package instincts_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func TestInstincts(t *testing.T) {
 		{"clear idle", "/clear", idle(), "clear", instincts.Clear, "History cleared (no workspace selected)."},
 		{"clear refused", "/clear", working(), "clear", instincts.None, "Task t-7 is running; /stop it or wait for it to finish before clearing the history."},
 		{"whoami", "/whoami", idle(), "whoami", instincts.None, "You are owner-1 (owner) on term."},
-		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /pr /use /allow"},
+		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /pr /use /allow /plan /policy /req"},
 		{"help", "/help", idle(), "help", instincts.None, "/status — mode, workspace, running task, autonomy, what waits for you and the LLM budget left\n"},
 		{"yes nothing", "yes", idle(), "yes", instincts.None, "Nothing is waiting for a yes or no right now."},
 		{"no nothing", "no", idle(), "no", instincts.None, "Nothing is waiting for a yes or no right now."},
@@ -136,8 +137,18 @@ func TestHelpListsOnlyWorkingCommands(t *testing.T) {
 	if len(cmds) < 6 {
 		t.Fatalf("help lists %d commands:\n%s", len(cmds), help.Reply)
 	}
+	// The coding CLIs' requests are the conversation's (its steering),
+	// which takes these before the instincts; the steering journeys
+	// (journey/steer_test.go) show them working.
+	conversations := []string{"/plan", "/policy", "/req"}
 	for _, c := range cmds {
 		r, ok := set.Match(c[1], idle())
+		if slices.Contains(conversations, c[1]) {
+			if ok {
+				t.Errorf("%s is the conversation's, but an instinct took it: %+v", c[1], r)
+			}
+			continue
+		}
 		// An effect's reply is the runtime's (/use lists the workspaces).
 		if !ok || r.Instinct == "unknown" || r.Reply == "" && r.Effect == instincts.None {
 			t.Errorf("%s from /help → %+v", c[1], r)

@@ -1,8 +1,13 @@
 package journey
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +88,82 @@ func report(b *testing.B, name string, ds []time.Duration) {
 	}
 	b.ReportMetric(at(0.50), name+"-p50-ms")
 	b.ReportMetric(at(0.99), name+"-p99-ms")
+}
+
+// steerRequests is how many requests the steering benchmark's task asks
+// for at most; the benchmark answers b.N of them and stops it.
+const steerRequests = 10000
+
+// BenchmarkSteerLatency measures the two legs of a coding CLI's request
+// in the built binary, under supervised autonomy where every command
+// asks: (a) from the scripted claude writing a permission request on its
+// stdout (in the kennel) to the request's message at the fake Discord,
+// and (b) from the owner's click on "Allow once" to the CLI reading the
+// reply on its stdin (through fetch-shim's inbox). The CLI stamps both
+// moments in a file of its worktree ([times:FILE]); the kennel's clock is
+// this machine's. It reports p50 and p99 of both in milliseconds:
+//
+//	go test -run '^$' -bench SteerLatency -benchtime 50x ./journey/
+func BenchmarkSteerLatency(b *testing.B) {
+	w := newWorld(b, "app")
+	w.env["FETCH_RATE_LIMIT"] = "0"
+	w.start()
+	w.supervised()
+	m, status := w.startApproved("run the checks in app",
+		fmt.Sprintf("run the checks [times:.steer-times] [ask-permission-repeat:Bash:npm install left-pad:%d]", steerRequests))
+	id := taskID(b, status.Text)
+	var shown []time.Time
+	var clicks []time.Time
+	for b.Loop() {
+		req := w.awaitWithin(benchWait, m, requestRe(id, "npm install left-pad"), func(s seen) bool { return s.New }, "the next request")
+		m = w.mark(ownerID)
+		shown = append(shown, req.Msg.CreatedAt)
+		clicks = append(clicks, time.Now())
+		w.d.Click(ownerID, req.Msg.ID, w.button(req, "Allow once"))
+	}
+	b.StopTimer()
+	// The last reply must be read before the stamps are.
+	wt := filepath.Join(w.workspacePath("app"), ".fetch", "worktrees", id, ".steer-times")
+	var reqs, reps []time.Time
+	deadline := time.Now().Add(benchWait)
+	for {
+		reqs, reps = steerStamps(b, wt)
+		if len(reps) >= len(clicks) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(benchPoll)
+	}
+	if len(reqs) < len(shown) || len(reps) < len(clicks) {
+		b.Fatalf("%s has %d requests and %d replies; want at least %d", wt, len(reqs), len(reps), len(clicks))
+	}
+	var toChat, toCLI []time.Duration
+	for i := range shown {
+		toChat = append(toChat, shown[i].Sub(reqs[i]))
+		toCLI = append(toCLI, reps[i].Sub(clicks[i]))
+	}
+	report(b, "request-to-chat", toChat)
+	report(b, "click-to-cli", toCLI)
+	w.d.DM(ownerID, "/stop")
+}
+
+// steerStamps reads the scripted CLI's [times:FILE] stamps.
+func steerStamps(b *testing.B, path string) (reqs, reps []time.Time) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		what, ns, ok := strings.Cut(line, " ")
+		n, err := strconv.ParseInt(ns, 10, 64)
+		if !ok || err != nil {
+			continue
+		}
+		switch what {
+		case "req":
+			reqs = append(reqs, time.Unix(0, n))
+		case "rep":
+			reps = append(reps, time.Unix(0, n))
+		}
+	}
+	return reqs, reps
 }

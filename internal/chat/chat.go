@@ -39,6 +39,10 @@ type Reply struct {
 	Actions []Action `json:"actions,omitempty"`
 	// Files are attachments (a diff, long output).
 	Files []File `json:"files,omitempty"`
+	// Shortcuts are the short answers typed text takes while this keyed
+	// message's actions are open ("y/a/n"); a terminal shows them as its
+	// prompt until the message is replaced by one without actions.
+	Shortcuts string `json:"shortcuts,omitempty"`
 }
 
 // Action is a button; pressing it sends Send as the owner's message. An

@@ -30,7 +30,10 @@ func slashCommands() []slashCommand {
 		{"remind", "A one-time reminder", "when and what: in 20m check the deploy, at 18:30 call Bob"},
 		{"schedule", "A recurring job", `cron spec and what: "0 9 * * 1-5" summarize open PRs`},
 		{"cron", "Your reminders and schedules", "list, remove ID, pause ID or resume ID"},
-		{"autonomy", "Show or set how much Fetch may do without asking (owner only)", "e.g. low, medium or high"},
+		{"autonomy", "Show or set how much Fetch may do without asking (owner only)", "supervised, cautious or autonomous"},
+		{"use", "Work in a workspace from now on (alone: list them)", "the workspace's name"},
+		{"plan", "The coding CLI plans first, read-only; you approve, revise or cancel", "the goal"},
+		{"policy", "What the coding CLI may do without asking, and the remembered rules", "remove ID to drop a rule (owner only)"},
 	}
 }
 

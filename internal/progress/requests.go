@@ -29,6 +29,7 @@ func Request(t task.Task, r task.CLIRequest, ttl time.Duration) chat.Reply {
 	shown, cut := clipShown(r.Detail)
 	var b strings.Builder
 	var actions []chat.Action
+	shortcuts := ""
 	switch r.Kind {
 	case harness.KindAsk:
 		fmt.Fprintf(&b, "❓ Task %s (%s) asks:\n%s", t.ID, t.Workspace, shown)
@@ -63,6 +64,10 @@ func Request(t task.Task, r task.CLIRequest, ttl time.Duration) chat.Reply {
 			actions = append(actions, chat.Action{Label: "Allow for this task", Send: RequestCommand(r.ID, "task"), Style: chat.Secondary})
 		}
 		actions = append(actions, chat.Action{Label: "Deny", Send: RequestCommand(r.ID, "deny"), Style: chat.Danger})
+		shortcuts = "y/n"
+		if r.Remember != "" {
+			shortcuts = "y/a/n"
+		}
 		b.WriteString("\nAnswer yes, no (or \"no, because …\": the CLI gets your reason)")
 		if r.Remember != "" {
 			fmt.Fprintf(&b, ", or \"a\" to allow %s for this task", r.Remember)
@@ -73,7 +78,7 @@ func Request(t task.Task, r task.CLIRequest, ttl time.Duration) chat.Reply {
 		actions = append(actions, chat.Action{Label: "Full text", Send: RequestCommand(r.ID, "full"), Style: chat.Secondary})
 	}
 	fmt.Fprintf(&b, "\nRequest %d · denied if unanswered within %s.", r.ID, ttl.Round(time.Second))
-	return chat.Reply{Key: RequestKey(r.ID), Text: b.String(), Actions: actions}
+	return chat.Reply{Key: RequestKey(r.ID), Text: b.String(), Actions: actions, Shortcuts: shortcuts}
 }
 
 // RequestClosed replaces a request's message once it is closed: what it

@@ -18,7 +18,7 @@ func (e *Engine) PolicyText(ctx context.Context, workspace string, level instinc
 	if err != nil {
 		return "", fmt.Errorf("task: policy: %w", err)
 	}
-	return policy.Text(workspace, level, nil, rules), nil
+	return policy.Text(workspace, level, policy.BuildCommands(e.cfg.Workspaces.ProjectType(workspace)), rules), nil
 }
 
 // RemovePolicyRule removes a remembered rule of the workspace (/policy

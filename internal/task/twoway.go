@@ -247,7 +247,8 @@ func (e *Engine) newSteer(ctx context.Context, t Task, ht harness.Task, recovere
 	a, _ := e.cfg.Harnesses.Get(harness.Name(t.Harness))
 	st := &steer{
 		e: e, t: t, ht: ht, mode: mode, tw: a.(harness.TwoWay), runner: e.cfg.Runner.(TwoWayRunner), recovered: recovered, stopRun: stopRun,
-		pt:   policy.Task{ID: t.ID, Workspace: t.Workspace, Worktree: t.Worktree, BaseBranch: t.BaseBranch, Branch: t.Branch},
+		pt: policy.Task{ID: t.ID, Workspace: t.Workspace, Worktree: t.Worktree, BaseBranch: t.BaseBranch, Branch: t.Branch,
+			Commands: policy.BuildCommands(e.cfg.Workspaces.ProjectType(t.Workspace))},
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 		open: map[int64]openRequest{}, timers: map[int64]*time.Timer{},
 	}

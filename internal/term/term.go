@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -90,8 +91,13 @@ type Terminal struct {
 	prompt string
 	mode   inputMode
 
-	mu sync.Mutex // serialises writes to out
+	mu sync.Mutex // serialises writes to out, guards open
+	// open are the keys of messages whose actions are open and that
+	// offer shortcuts (chat.Reply.Shortcuts), oldest first, with them.
+	open []openKey
 }
+
+type openKey struct{ key, shortcuts string }
 
 // New returns a terminal that writes replies to out. userID is the local
 // user (the owner); prompt is shown before each input line ("" for none).
@@ -119,6 +125,12 @@ func (t *Terminal) Send(_ context.Context, conversationID string, r chat.Reply) 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if r.Key != "" {
+		t.open = slices.DeleteFunc(t.open, func(o openKey) bool { return o.key == r.Key })
+		if len(r.Actions) > 0 && r.Shortcuts != "" {
+			t.open = append(t.open, openKey{r.Key, r.Shortcuts})
+		}
+	}
 	// What reaches the terminal is inert: a reply may quote text from the
 	// world (a goal, a CLI's output) holding escape sequences.
 	_, err := fmt.Fprintln(t.out, strings.TrimRight(redact.StripControl(r.Text), "\n"))
@@ -328,11 +340,18 @@ func readErr(err error) error {
 	return fmt.Errorf("term: read: %w", err)
 }
 
+// showPrompt prints the prompt: while a message with shortcuts is open
+// (a coding CLI's request), its shortcuts lead it ("y/a/n> "), so a typed
+// y, a or n answers the oldest open request.
 func (t *Terminal) showPrompt() {
 	if t.prompt == "" {
 		return
 	}
 	t.mu.Lock()
-	fmt.Fprint(t.out, t.prompt)
+	p := t.prompt
+	if len(t.open) > 0 {
+		p = t.open[0].shortcuts + p
+	}
+	fmt.Fprint(t.out, p)
 	t.mu.Unlock()
 }

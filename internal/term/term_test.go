@@ -370,3 +370,37 @@ func (s *syncWriter) String() string {
 	defer s.mu.Unlock()
 	return s.w.String()
 }
+
+// requester answers "ask" with a request message offering shortcuts,
+// "close" with its closed version (same key, no actions), anything else
+// with an echo.
+type requester struct{ t *term.Terminal }
+
+func (r requester) Receive(ctx context.Context, m chat.Message) error {
+	switch m.Text {
+	case "ask":
+		return r.t.Send(ctx, m.ConversationID, chat.Reply{Key: "task-request:7", Text: "Task t1 asks to run git push", Shortcuts: "y/a/n",
+			Actions: []chat.Action{{Label: "Allow once", Send: "/req 7 allow"}, {Label: "Deny", Send: "/req 7 deny"}}})
+	case "close":
+		return r.t.Send(ctx, m.ConversationID, chat.Reply{Key: "task-request:7", Text: "Task t1 asked to run git push: denied"})
+	}
+	return r.t.Send(ctx, m.ConversationID, chat.Text("echo: "+m.Text))
+}
+
+func (requester) Idle(context.Context, string) error { return nil }
+
+// TestPromptOffersShortcutsWhileARequestIsOpen: while a message with
+// shortcuts is open the prompt leads with them, and it goes back to the
+// plain prompt once the message is replaced without actions.
+func TestPromptOffersShortcutsWhileARequestIsOpen(t *testing.T) {
+	var out bytes.Buffer
+	tty := term.New(&out, "local", "> ")
+	if err := tty.Run(t.Context(), strings.NewReader("ask\nhi\nclose\nhi\n"), requester{t: tty}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	want := "> Task t1 asks to run git push\ny/a/n> echo: hi\ny/a/n> Task t1 asked to run git push: denied\n> echo: hi\n> "
+	if got != want {
+		t.Errorf("output %q; want %q", got, want)
+	}
+}

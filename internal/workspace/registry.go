@@ -277,11 +277,23 @@ var projectMarkers = []struct{ file, kind string }{
 
 func projectType(dir string) string {
 	for _, m := range projectMarkers {
-		if _, err := os.Stat(filepath.Join(dir, m.file)); err == nil {
+		// Lstat: the kennel writes the tree; a marker must be a file of
+		// its own, not a link to anywhere.
+		if fi, err := os.Lstat(filepath.Join(dir, m.file)); err == nil && fi.Mode().IsRegular() {
 			return m.kind
 		}
 	}
 	return ""
+}
+
+// ProjectType is the kind of project at the top of workspace name ("go",
+// "node", …), from its marker files; "" when unknown or when the
+// workspace is on another engine (nothing of it is here).
+func (r *Registry) ProjectType(name string) string {
+	if ValidateName(name) != nil {
+		return ""
+	}
+	return projectType(filepath.Join(r.root, name))
 }
 
 //go:embed all:templates

@@ -468,3 +468,28 @@ func TestWorkspacesInsideClosedDataDir(t *testing.T) {
 		t.Errorf("the clone in its kennel: %+v, %v", got, err)
 	}
 }
+
+// TestProjectTypeIgnoresLinks: the project type comes from marker files of
+// the workspace's own; a marker that is a symlink (the kennel writes the
+// tree) does not count, and an invalid name has none.
+func TestProjectTypeIgnoresLinks(t *testing.T) {
+	root := t.TempDir()
+	r := workspace.New(root, slog.New(slog.DiscardHandler))
+	for name, setup := range map[string]func(dir string) error{
+		"plain": func(dir string) error { return os.WriteFile(filepath.Join(dir, "Cargo.toml"), nil, 0o644) },
+		"link":  func(dir string) error { return os.Symlink("/etc/hostname", filepath.Join(dir, "go.mod")) },
+	} {
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := setup(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"plain": "rust", "link": "", "../etc": "", "missing": ""} {
+		if got := r.ProjectType(name); got != want {
+			t.Errorf("ProjectType(%q) = %q; want %q", name, got, want)
+		}
+	}
+}

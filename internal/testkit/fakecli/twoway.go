@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Claude Code's two-way mode, as the fake plays it:
@@ -35,6 +36,7 @@ import (
 //	[ask-edit:PATH]                        ask to edit PATH (relative); allowed, it appends a line to it
 //	[ask-question:QUESTION:A|B|…]          AskUserQuestion with options A, B, …; the answer is appended to the scenario's file ([file:NAME]) with the process id
 //	[ask-unknown]                          a control_request of a subtype no client serves; it reports the reply's subtype
+//	[times:FILE]                           append "req NANOS" to FILE (in the working directory) as each request is written and "rep NANOS" as its reply is read, for latency benchmarks
 //	[plan]                                 (with --permission-mode plan; plan mode always ends this way) propose a plan with ExitPlanMode; a denial with a message makes it plan again with that message, an allow ends the run with the plan
 //
 // Without a directive (and not in plan mode) it plays the one-shot
@@ -101,6 +103,24 @@ type twoWay struct {
 	inv    invocation
 	sc     scenario
 	notes  []string // what happened, for the summary
+	times  string   // [times:FILE]: where requests and replies are timed
+}
+
+// timesTag finds [times:FILE].
+var timesTag = regexp.MustCompile(`\[times:([^\]\s]+)\]`)
+
+// stamp appends "what NANOS" to the times file, when there is one.
+func (t *twoWay) stamp(what string) {
+	if t.times == "" {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(cwd(), t.times), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(t.stderr, "fakecli: times: %v\n", err)
+		return
+	}
+	fmt.Fprintf(f, "%s %d\n", what, time.Now().UnixNano())
+	f.Close()
 }
 
 // playTwoWay runs the two-way mode and returns the exit code.
@@ -166,7 +186,13 @@ func (t *twoWay) oneShot(inv invocation, sess *session, prompt string) int {
 	}
 	sc := parseScenario(sess.Goal)
 	if sess.Turns > 1 && sess.Question == "" {
-		sc = parseScenario(prompt) // a follow-up goal
+		// A follow-up goal (an approved plan): its scenario, on the
+		// session's file unless it names one.
+		follow := parseScenario(prompt)
+		if !fileTag.MatchString(prompt) {
+			follow.file = sc.file
+		}
+		sc = follow
 	}
 	return script(c, inv, sess, sc, c.emitter(t.o, inv, sess), t.stderr)
 }
@@ -234,10 +260,12 @@ type reply struct {
 // the end of stdin ends the wait with an error.
 func (t *twoWay) ask(request obj) (reply, string, error) {
 	id := newID("claude")
+	t.stamp("req")
 	t.o.json(obj{"type": "control_request", "request_id": id, "request": request})
 	for m := range t.in {
 		switch {
 		case m.Type == "control_response" && m.Response != nil && m.Response.RequestID == id:
+			t.stamp("rep")
 			r := reply{subtype: m.Response.Subtype, errText: m.Response.Error}
 			var body struct {
 				Behavior     string                     `json:"behavior"`
@@ -278,6 +306,9 @@ func (t *twoWay) toolRequest(tool string, input obj) (reply, string, error) {
 
 // script plays the directives of prompt and returns the exit code.
 func (t *twoWay) script(prompt string) int {
+	if m := timesTag.FindStringSubmatch(prompt); m != nil && !filepath.IsAbs(m[1]) && !strings.HasPrefix(filepath.Clean(m[1]), "..") {
+		t.times = m[1]
+	}
 	ds := twoWayDirective.FindAllStringSubmatch(prompt, -1)
 	if len(ds) == 0 && !t.inv.readOnly {
 		ds = [][]string{{"", "ask-edit", t.sc.file}}
