@@ -1,6 +1,7 @@
 package journey
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -213,5 +214,27 @@ func TestJourneySteerPlanReviseApprove(t *testing.T) {
 	}
 	if got, err := w.gitShow("app", "fetch/"+id, "PLAN.md"); err != nil || got == "" {
 		t.Fatalf("PLAN.md on fetch/%s = %q (%v)", id, got, err)
+	}
+}
+
+// S7: the agent plans a big goal first (task_create with plan_first): the
+// owner gets the plan with Approve · Revise · Cancel before anything
+// changes, and Cancel ends the task with nothing on its branch.
+func TestJourneySteerAgentPlansFirst(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	w.start()
+	args, _ := json.Marshal(map[string]any{"goal": "rewrite the notes [file:PLAN.md]", "workspace": "app", "plan_first": true})
+	w.llm.Script(testkit.Use(testkit.Call{ID: "big", Name: "task_create", Arguments: string(args)}), testkit.Say("It plans first."))
+	m := w.send(ownerID, "rewrite all the notes in app")
+	plan := w.awaitNew(m, regexp.MustCompile(`(?s)📋 Task (\w+) \(app\) proposes a plan:.*PLAN\.md`), "the plan")
+	id := regexp.MustCompile(`📋 Task (\w+)`).FindStringSubmatch(plan.Text)[1]
+	w.button(plan, "Approve")
+	w.button(plan, "Revise")
+	m = w.mark(ownerID)
+	w.d.Click(ownerID, plan.Msg.ID, w.button(plan, "Cancel"))
+	w.awaitResult(m, regexp.MustCompile(`Task `+id+` was cancelled`), "the cancelled task's result")
+	if got, err := w.gitShow("app", "fetch/"+id, "PLAN.md"); err == nil {
+		t.Errorf("PLAN.md is on fetch/%s after the plan was cancelled: %q", id, got)
 	}
 }

@@ -106,6 +106,9 @@ type tasks struct{}
 func (tasks) Create(_ context.Context, r task.Request) (task.Task, error) {
 	return task.Task{ID: "t-1", Workspace: r.Workspace, Goal: r.Goal, Harness: "claude", State: task.Queued}, nil
 }
+func (t tasks) CreatePlan(ctx context.Context, r task.Request) (task.Task, error) {
+	return t.Create(ctx, r)
+}
 func (tasks) Get(context.Context, string) (task.Task, error) { return task.Task{}, nil }
 func (tasks) Cancel(context.Context, string) error           { return nil }
 func (tasks) Respond(context.Context, string, string) error  { return nil }

@@ -554,7 +554,7 @@ func TestToolArgumentErrorsNameTheField(t *testing.T) {
 		"missing": `error: task_create: missing required field "goal"`,
 		"harness": `error: task_create: field "harness": unknown harness "foo" (known: claude, codex, gemini)`,
 		"type":    `error: task_create: field "goal": want a string, got number`,
-		"unknown": `error: task_create: unknown field "branch"; the fields are "goal", "harness", "queue", "workspace"`,
+		"unknown": `error: task_create: unknown field "branch"; the fields are "goal", "harness", "plan_first", "queue", "workspace"`,
 		"empty":   `error: task_create: field "goal": must not be empty`,
 	} {
 		if res[id] != want {
@@ -582,5 +582,21 @@ func TestWorkspaceCreateRefusesLocalPaths(t *testing.T) {
 	}
 	if _, err := r.ws.Get(t.Context(), "secrets"); err == nil {
 		t.Error("workspace secrets exists after a refused clone")
+	}
+}
+
+// TestTaskCreatePlanFirst: task_create with plan_first makes a task that
+// plans first (the engine's CreatePlan), and says so to the model.
+func TestTaskCreatePlanFirst(t *testing.T) {
+	r := newRig(t, nil)
+	r.selectWorkspace("demo")
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "big", Name: "task_create", Arguments: `{"goal":"rewrite the storage layer","plan_first":true}`}),
+		testkit.Say("It plans first."),
+	)
+	r.say(intent.Action, "rewrite the storage layer")
+	res := r.toolResults(1)["big"]
+	if len(r.tasks.planned) != 1 || !strings.Contains(res, "plans first") {
+		t.Errorf("planned %v, result %q; want one task made with CreatePlan", r.tasks.planned, res)
 	}
 }

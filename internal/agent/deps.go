@@ -36,6 +36,9 @@ type Workspaces interface {
 // satisfies it.
 type Tasks interface {
 	Create(ctx context.Context, r task.Request) (task.Task, error)
+	// CreatePlan makes a task whose CLI plans first, read-only (its plan
+	// goes to the owner); a harness without a plan mode is ErrInvalid.
+	CreatePlan(ctx context.Context, r task.Request) (task.Task, error)
 	Get(ctx context.Context, id string) (task.Task, error)
 	Cancel(ctx context.Context, id string) error
 	Respond(ctx context.Context, id, answer string) error

@@ -142,6 +142,7 @@ func (r *rig) hasWorkspace(name string) bool {
 type memTasks struct {
 	mu      sync.Mutex
 	created []task.Task
+	planned []string // ids of the tasks made with CreatePlan
 }
 
 func (m *memTasks) Create(_ context.Context, r task.Request) (task.Task, error) {
@@ -150,6 +151,15 @@ func (m *memTasks) Create(_ context.Context, r task.Request) (task.Task, error) 
 	t := task.Task{ID: fmt.Sprintf("t-%d", len(m.created)+101), ConversationID: r.ConversationID, Workspace: r.Workspace, Goal: r.Goal, Harness: or(r.Harness, "claude"), State: task.Running, Branch: "fetch/t", Mode: r.Mode}
 	m.created = append(m.created, t)
 	return t, nil
+}
+
+// CreatePlan records the task as planned (m.planned) and creates it.
+func (m *memTasks) CreatePlan(ctx context.Context, r task.Request) (task.Task, error) {
+	t, err := m.Create(ctx, r)
+	m.mu.Lock()
+	m.planned = append(m.planned, t.ID)
+	m.mu.Unlock()
+	return t, err
 }
 
 func (m *memTasks) Get(_ context.Context, id string) (task.Task, error) {

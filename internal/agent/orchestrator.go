@@ -37,6 +37,7 @@ type (
 		Workspace string `json:"workspace,omitempty"`
 		Harness   string `json:"harness,omitempty"`
 		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task"`
+		PlanFirst bool   `json:"plan_first,omitempty" description:"big or risky goal: plan first, owner approves"`
 	}
 	taskAskArgs struct {
 		Question  string `json:"question" description:"with what a good answer covers"`
@@ -381,7 +382,14 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	if ws == "" {
 		return "", errNoWorkspace
 	}
-	created, err := r.a.cfg.Tasks.Create(ctx, task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue})
+	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue}
+	create := r.a.cfg.Tasks.Create
+	if t.PlanFirst {
+		// The CLI plans read-only first; its plan comes to the owner to
+		// approve, revise or cancel before anything changes.
+		create = r.a.cfg.Tasks.CreatePlan
+	}
+	created, err := create(ctx, req)
 	if err != nil {
 		return "", err
 	}
@@ -393,6 +401,9 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	branch := ""
 	if created.Branch != "" {
 		branch = " on " + created.Branch
+	}
+	if t.PlanFirst {
+		return fmt.Sprintf("Created task %s: %s in %s plans first; its plan goes to the owner to approve, revise or cancel.", created.ID, or(created.Harness, "default harness"), created.Workspace), nil
 	}
 	return fmt.Sprintf("Created task %s: %s in %s%s, %s.", created.ID, or(created.Harness, "default harness"), created.Workspace, branch, created.State), nil
 }
