@@ -35,7 +35,8 @@ func (w *world) supervised() {
 }
 
 // startApproved starts a task under supervised autonomy, where starting it
-// needs the owner's approval, and returns the mark before the request and
+// needs the owner's approval and the CLI plans first: it approves both
+// (the task, then its plan) and returns the mark before the request and
 // the task's status message.
 func (w *world) startApproved(request, goal string) (mark, seen) {
 	w.t.Helper()
@@ -44,6 +45,11 @@ func (w *world) startApproved(request, goal string) (mark, seen) {
 	ask, approve := w.approval(m, regexp.MustCompile(`(?s)approval.*task_create`), "Approve")
 	w.d.Click(ownerID, ask.Msg.ID, approve)
 	status := w.await(m, regexp.MustCompile(`Task \S+ on app \(\w+\) — running`), "the task's status message")
+	id := taskID(w.t, status.Text)
+	plan := w.awaitNew(m, regexp.MustCompile(`(?s)📋 Task `+id+` \(app\) proposes a plan:`), "the plan (supervised: every task plans first)")
+	approved := w.mark(ownerID)
+	w.d.Click(ownerID, plan.Msg.ID, w.button(plan, "Approve"))
+	w.awaitNew(approved, regexp.MustCompile(`Plan approved: task `+id+` carries it out now`), "the plan approved")
 	return m, status
 }
 

@@ -383,13 +383,22 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 		return "", errNoWorkspace
 	}
 	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue}
-	create := r.a.cfg.Tasks.Create
-	if t.PlanFirst {
-		// The CLI plans read-only first; its plan comes to the owner to
-		// approve, revise or cancel before anything changes.
-		create = r.a.cfg.Tasks.CreatePlan
+	// A big or risky goal, and every task under supervised autonomy: the
+	// CLI plans read-only first, and its plan comes to the owner to
+	// approve, revise or cancel before anything changes (where the
+	// harness has a plan mode; otherwise the task runs as asked).
+	planFirst := t.PlanFirst || r.autonomy == instincts.Supervised
+	var created task.Task
+	var err error
+	if planFirst {
+		created, err = r.a.cfg.Tasks.CreatePlan(ctx, req)
+		if errors.Is(err, task.ErrNoPlanMode) {
+			planFirst = false
+		}
 	}
-	created, err := create(ctx, req)
+	if !planFirst {
+		created, err = r.a.cfg.Tasks.Create(ctx, req)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -402,7 +411,7 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	if created.Branch != "" {
 		branch = " on " + created.Branch
 	}
-	if t.PlanFirst {
+	if planFirst {
 		return fmt.Sprintf("Created task %s: %s in %s plans first; its plan goes to the owner to approve, revise or cancel.", created.ID, or(created.Harness, "default harness"), created.Workspace), nil
 	}
 	return fmt.Sprintf("Created task %s: %s in %s%s, %s.", created.ID, or(created.Harness, "default harness"), created.Workspace, branch, created.State), nil

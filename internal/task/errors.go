@@ -10,6 +10,9 @@ var (
 	ErrNotFound = errors.New("no such task")
 	// ErrInvalid: the request cannot be run as given; the message says why.
 	ErrInvalid = errors.New("invalid task request")
+	// ErrNoPlanMode: the task's harness cannot plan first (CreatePlan);
+	// it also wraps ErrInvalid.
+	ErrNoPlanMode = fmt.Errorf("no plan mode: %w", ErrInvalid)
 	// ErrBusy is wrapped by *BusyError.
 	ErrBusy = errors.New("workspace busy")
 	// ErrState: the task is not in a state that allows the operation

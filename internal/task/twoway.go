@@ -755,7 +755,7 @@ func (e *Engine) CreatePlan(ctx context.Context, req Request) (Task, error) {
 		return Task{}, fmt.Errorf("task: plan: unknown harness %q: %w", req.Harness, ErrInvalid)
 	}
 	if _, ok := a.(harness.TwoWay); !ok || !a.Traits().TwoWay || req.ConversationID == "" {
-		return Task{}, fmt.Errorf("task: plan: %s has no plan mode Fetch can drive (only Claude Code's two-way mode, from a conversation): %w", name, ErrInvalid)
+		return Task{}, fmt.Errorf("task: plan: %s has no plan mode Fetch can drive (only Claude Code's two-way mode, from a conversation): %w", name, ErrNoPlanMode)
 	}
 	if _, ok := e.cfg.Runner.(TwoWayRunner); !ok {
 		return Task{}, fmt.Errorf("task: plan: %w", errNoInbox)

@@ -36,7 +36,7 @@ import (
 //	[ask-edit:PATH]                        ask to edit PATH (relative); allowed, it appends a line to it
 //	[ask-question:QUESTION:A|B|…]          AskUserQuestion with options A, B, …; the answer is appended to the scenario's file ([file:NAME]) with the process id
 //	[ask-unknown]                          a control_request of a subtype no client serves; it reports the reply's subtype
-//	[times:FILE]                           append "req NANOS" to FILE (in the working directory) as each request is written and "rep NANOS" as its reply is read, for latency benchmarks
+//	[times:FILE]                           append "req NANOS" to FILE (in the working directory) as each request is written and "rep NANOS" as its reply is read, for latency benchmarks (not in plan mode)
 //	[plan]                                 (with --permission-mode plan; plan mode always ends this way) propose a plan with ExitPlanMode; a denial with a message makes it plan again with that message, an allow ends the run with the plan
 //
 // Without a directive (and not in plan mode) it plays the one-shot
@@ -111,8 +111,8 @@ var timesTag = regexp.MustCompile(`\[times:([^\]\s]+)\]`)
 
 // stamp appends "what NANOS" to the times file, when there is one.
 func (t *twoWay) stamp(what string) {
-	if t.times == "" {
-		return
+	if t.times == "" || t.inv.readOnly {
+		return // a plan-mode run writes nothing, stamps included
 	}
 	f, err := os.OpenFile(filepath.Join(cwd(), t.times), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -150,6 +150,12 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 		sess.path = sessionPath(inv, sess.ID)
 	}
 	sess.Turns++
+	if !inv.readOnly && inv.resume != "" && !twoWayDirective.MatchString(prompt) && twoWayDirective.MatchString(sess.Goal) {
+		// Carrying out an approved plan (a resumed session whose new
+		// prompt is the plan): the work is the session's first goal, with
+		// its requests.
+		prompt = sess.Goal + "\n\n" + prompt
+	}
 	if !inv.readOnly && !twoWayDirective.MatchString(prompt) {
 		// No two-way directive: the one-shot scenarios ([scenario:…], a
 		// question answered by a resumed run, a rebase, the default edit)
