@@ -106,6 +106,20 @@ type twoWay struct {
 	times  string   // [times:FILE]: where requests and replies are timed
 }
 
+// approvedPlanPrefix starts the goal of a run that carries out an
+// approved plan (harness.ApprovedPlanGoal).
+const approvedPlanPrefix = "The user approved this plan"
+
+// asksSomething tells whether goal has a two-way directive besides [plan].
+func asksSomething(goal string) bool {
+	for _, d := range twoWayDirective.FindAllStringSubmatch(goal, -1) {
+		if d[1] != "plan" {
+			return true
+		}
+	}
+	return false
+}
+
 // timesTag finds [times:FILE].
 var timesTag = regexp.MustCompile(`\[times:([^\]\s]+)\]`)
 
@@ -150,17 +164,18 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 		sess.path = sessionPath(inv, sess.ID)
 	}
 	sess.Turns++
-	if !inv.readOnly && inv.resume != "" && !twoWayDirective.MatchString(prompt) && twoWayDirective.MatchString(sess.Goal) {
-		// Carrying out an approved plan (a resumed session whose new
-		// prompt is the plan): the work is the session's first goal, with
-		// its requests.
+	// Carrying out an approved plan (harness.ApprovedPlanGoal, in the
+	// planning session): the work is the session's first goal — its
+	// requests, or else its one-shot scenario on its file.
+	approved := !inv.readOnly && inv.resume != "" && strings.Contains(prompt, approvedPlanPrefix)
+	if approved && !twoWayDirective.MatchString(prompt) && asksSomething(sess.Goal) {
 		prompt = sess.Goal + "\n\n" + prompt
 	}
 	if !inv.readOnly && !twoWayDirective.MatchString(prompt) {
 		// No two-way directive: the one-shot scenarios ([scenario:…], a
 		// question answered by a resumed run, a rebase, the default edit)
 		// play as they do one-shot, then stdin is read to its end.
-		code := t.oneShot(inv, sess, prompt)
+		code := t.oneShot(inv, sess, prompt, approved)
 		if err := sess.save(); err != nil {
 			fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
 		}
@@ -184,7 +199,7 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // oneShot plays the one-shot script (scenario.go) for a prompt without
 // two-way directives, as play does.
-func (t *twoWay) oneShot(inv invocation, sess *session, prompt string) int {
+func (t *twoWay) oneShot(inv invocation, sess *session, prompt string, approved bool) int {
 	c, ok := lookupCLI(inv.cli)
 	if !ok {
 		fmt.Fprintf(t.stderr, "Error: unknown CLI %q\n", inv.cli)
@@ -192,10 +207,10 @@ func (t *twoWay) oneShot(inv invocation, sess *session, prompt string) int {
 	}
 	sc := parseScenario(sess.Goal)
 	if sess.Turns > 1 && sess.Question == "" {
-		// A follow-up goal (an approved plan): its scenario, on the
-		// session's file unless it names one.
+		// A follow-up goal; an approved plan works on the session's file
+		// unless it names one.
 		follow := parseScenario(prompt)
-		if !fileTag.MatchString(prompt) {
+		if approved && !fileTag.MatchString(prompt) {
 			follow.file = sc.file
 		}
 		sc = follow
