@@ -38,8 +38,9 @@ func (r *Redactor) Find(text string) []Finding {
 		}
 	}
 	lower := strings.ToLower(text)
+	found := r.keywords.find(lower)
 	for i := range r.rules {
-		for _, sp := range r.rules[i].find(text, lower, r.global) {
+		for _, sp := range r.rules[i].find(text, lower, found, r.global) {
 			add(r.rules[i].id, sp[0])
 		}
 	}

@@ -69,3 +69,35 @@ func TestAssignmentPrefilterNeverHidesAMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestKeywordIndexFindsWhatContainsFinds: the one-pass keyword index
+// reports exactly the keywords strings.Contains finds, on texts built from
+// the keywords themselves, their pieces and other bytes.
+func TestKeywordIndexFindsWhatContainsFinds(t *testing.T) {
+	rs, err := builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &rs.keywords
+	if len(x.words) < 50 {
+		t.Fatalf("only %d keywords indexed", len(x.words))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{" ", "\n", "=", "x", "é", "🟢"}
+	for _, w := range x.words {
+		pieces = append(pieces, w, w[:len(w)/2], w[len(w)/2:])
+	}
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		lower := strings.ToLower(b.String())
+		found := x.find(lower)
+		for id, w := range x.words {
+			if found[id] != strings.Contains(lower, w) {
+				t.Fatalf("%q: keyword %q found=%v, strings.Contains=%v", lower, w, found[id], !found[id])
+			}
+		}
+	}
+}

@@ -68,6 +68,8 @@ type rule struct {
 	allow       []allowlist
 	// assignment: the rule only runs where assignmentAfterKeyword holds.
 	assignment bool
+	// keywordIDs are keywords' ids in the rule set's keywordIndex.
+	keywordIDs []int
 }
 
 type allowlist struct {
@@ -93,9 +95,10 @@ type Redactor struct {
 	// settle is set when a configured secret could appear again out of
 	// a mask and the text around it (a secret holding '[' or ']', or not
 	// UTF-8): String then replaces until none is left.
-	settle bool
-	rules  []rule
-	global []allowlist
+	settle   bool
+	rules    []rule
+	global   []allowlist
+	keywords *keywordIndex
 }
 
 // New builds a Redactor for the configured secrets and the embedded
@@ -128,7 +131,7 @@ func New(secrets ...string) (*Redactor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.rules, r.global = rs.rules, rs.global
+	r.rules, r.global, r.keywords = rs.rules, rs.global, &rs.keywords
 	return r, nil
 }
 
@@ -137,6 +140,9 @@ func New(secrets ...string) (*Redactor, error) {
 type ruleSet struct {
 	rules  []rule
 	global []allowlist
+	// keywords are the rules' keywords, each once (rule.keywordIDs).
+	keywords keywordIndex
+	ids      map[string]int
 }
 
 // builtin compiles the embedded rules once per process: it is the
@@ -187,8 +193,13 @@ func (r *ruleSet) load(name string) error {
 			return fmt.Errorf("rule %s: %w", d.ID, err)
 		}
 		ru := rule{id: d.ID, re: re, secretGroup: d.SecretGroup, entropy: d.Entropy, assignment: d.ID == genericRule}
+		if r.ids == nil {
+			r.ids = map[string]int{}
+		}
 		for _, k := range d.Keywords {
-			ru.keywords = append(ru.keywords, strings.ToLower(k))
+			k = strings.ToLower(k)
+			ru.keywords = append(ru.keywords, k)
+			ru.keywordIDs = append(ru.keywordIDs, r.keywords.add(k, r.ids))
 		}
 		defs := d.Allowlists
 		if d.Allowlist != nil {
@@ -274,9 +285,10 @@ func (r *Redactor) String(s string) string {
 		s = r.configured(s)
 	}
 	lower := strings.ToLower(s)
+	found := r.keywords.find(lower)
 	var spans [][2]int
 	for i := range r.rules {
-		spans = append(spans, r.rules[i].find(s, lower, r.global)...)
+		spans = append(spans, r.rules[i].find(s, lower, found, r.global)...)
 	}
 	if len(spans) == 0 {
 		return s
@@ -353,11 +365,11 @@ func (r *Redactor) Bytes(b []byte) []byte {
 }
 
 // find returns the byte ranges of s holding this rule's secrets.
-func (ru *rule) find(s, lower string, global []allowlist) [][2]int {
-	if len(ru.keywords) > 0 {
+func (ru *rule) find(s, lower string, keywords []bool, global []allowlist) [][2]int {
+	if len(ru.keywordIDs) > 0 {
 		found := false
-		for _, k := range ru.keywords {
-			if strings.Contains(lower, k) {
+		for _, id := range ru.keywordIDs {
+			if keywords[id] {
 				found = true
 				break
 			}
