@@ -20,32 +20,10 @@ import (
 // model.
 func TestJourneyChatStopWhileTheModelHangs(t *testing.T) {
 	t.Parallel()
-	scriptBin, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("needs script(1) for a pseudo-terminal")
-	}
 	w := newWorld(t)
 	arrived := make(chan struct{}, 1)
 	w.llm.Script(testkit.Step{Delay: 10 * time.Minute, Text: "too late", Arrived: arrived})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	// script runs fetch chat on a new pseudo-terminal, copying our stdin to
-	// it and its output to our stdout.
-	cmd := exec.CommandContext(ctx, scriptBin, "-q", "-e", "-c", fetchBinary(t)+" chat", "/dev/null")
-	cmd.Env = append(w.environ(), "TERM=dumb")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuffer{changed: make(chan struct{}, 1)}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
+	stdin, out := ttyChat(t, w)
 	wait := func(what, s string, within time.Duration) {
 		t.Helper()
 		deadline := time.NewTimer(within)
@@ -72,6 +50,37 @@ func TestJourneyChatStopWhileTheModelHangs(t *testing.T) {
 	t.Logf("stop answered after about %s", time.Since(sent).Round(time.Millisecond))
 	io.WriteString(stdin, "/status\r")
 	wait("the /status reply", "Task: ", 30*time.Second)
+}
+
+// ttyChat runs the world's fetch chat on a new pseudo-terminal (script(1),
+// which copies our stdin to it and its output to ours) until the test
+// ends, and returns its input and its output so far.
+func ttyChat(t *testing.T, w *world) (io.Writer, *syncBuffer) {
+	t.Helper()
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("needs script(1) for a pseudo-terminal")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := exec.CommandContext(ctx, scriptBin, "-q", "-e", "-c", fetchBinary(t)+" chat", "/dev/null")
+	cmd.Env = append(w.environ(), "TERM=dumb")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	out := &syncBuffer{changed: make(chan struct{}, 1)}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+		cancel()
+	})
+	return stdin, out
 }
 
 // syncBuffer is a buffer written by one goroutine and read by the test;

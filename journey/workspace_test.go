@@ -209,29 +209,9 @@ func TestJourneyFixItWhileATaskRuns(t *testing.T) {
 // script's output stays what its commands print).
 func TestJourneyChatGreetsAtATerminal(t *testing.T) {
 	t.Parallel()
-	scriptBin, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("needs script(1) for a pseudo-terminal")
-	}
 	w := newWorld(t)
 	delete(w.env, "OPENROUTER_API_KEY")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, scriptBin, "-q", "-e", "-c", fetchBinary(t)+" chat", "/dev/null")
-	cmd.Env = append(w.environ(), "TERM=dumb")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuffer{changed: make(chan struct{}, 1)}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
+	_, out := ttyChat(t, w)
 	wants := []string{"Fetch: data in " + w.data + ", workspaces in " + w.wsRoot + ".", "LLM: not set", "/help lists the commands"}
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()

@@ -80,7 +80,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		if err != nil {
 			return err
 		}
-		checkAll(ctx, cfg, getenv, log, &r)
+		checkAll(ctx, cfg, log, &r)
 		for i := range r.Checks {
 			r.Checks[i].Detail, r.Checks[i].Fix = red.String(r.Checks[i].Detail), red.String(r.Checks[i].Fix)
 		}
@@ -100,7 +100,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 }
 
 // checkAll runs every check, in the order a reader fixes things.
-func checkAll(ctx context.Context, cfg Config, getenv func(string) string, log *slog.Logger, r *doctor.Report) {
+func checkAll(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Report) {
 	hs := doctorHarnesses(cfg)
 	local, ok := checkEngines(ctx, cfg, log, r)
 	var prober doctor.Prober
@@ -148,7 +148,8 @@ func checkAll(ctx context.Context, cfg Config, getenv func(string) string, log *
 	lctx, cancel := context.WithTimeout(ctx, doctorCheckTimeout)
 	r.Add(doctor.LLMCheck(lctx, cfg.OpenRouter, openRouterKey{cfg}, cfg.LLMURL))
 	cancel()
-	r.Add(doctor.TimezoneCheck(cfg.Location, strings.TrimSpace(getenv(envTimezone)) != "", time.Now()))
+	// loadConfig leaves time.Local itself only when FETCH_TIMEZONE is unset.
+	r.Add(doctor.TimezoneCheck(cfg.Location, cfg.Location != time.Local, time.Now()))
 }
 
 // checkEngines checks the local engine (DOCKER_HOST or the default
