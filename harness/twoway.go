@@ -127,21 +127,6 @@ const (
 // defaultDenial is the reason of a denial without one.
 const defaultDenial = "The user denied this."
 
-// JoinChoices joins the labels chosen for a multiSelect question the way
-// the answer carries them: ", " between labels (Claude Agent SDK docs,
-// "Handle approvals and user input": "For multi-select questions, join
-// multiple labels with ", "").
-func JoinChoices(labels []string) string {
-	out := ""
-	for i, l := range labels {
-		if i > 0 {
-			out += ", "
-		}
-		out += l
-	}
-	return out
-}
-
 // planInstructions follow the goal of a ModePlan run.
 //
 //go:embed prompt_plan.md

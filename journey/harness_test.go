@@ -149,16 +149,11 @@ type proc struct {
 	ended bool
 }
 
-// startFetch starts the fetch binary with args and exactly env (no
+// startWatched starts the fetch binary with args and exactly env (no
 // inherited variables), its stdout and stderr kept in a bounded buffer that
-// is printed when the test fails. At cleanup a process still running is
+// is printed when the test fails, looking for the strings watch in all that
+// fetch writes (tailBuffer.saw). At cleanup a process still running is
 // stopped with SIGINT (and a bounded wait).
-func startFetch(t testing.TB, env []string, args ...string) *proc {
-	return startWatched(t, env, nil, args...)
-}
-
-// startWatched is startFetch, looking for the strings watch in all that
-// fetch writes (tailBuffer.saw).
 func startWatched(t testing.TB, env, watch []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{log: &tailBuffer{max: logKeep, watch: watch}, done: make(chan struct{})}

@@ -134,11 +134,6 @@ func (l *Library) Map(ctx context.Context, ws string, budget int) (string, error
 	return t.mapWith(ctx, sp, budget)
 }
 
-// Map is the tree's map within budget tokens, without a cache.
-func (t *Tree) Map(ctx context.Context, budget int) (string, error) {
-	return t.mapWith(ctx, &space{}, budget)
-}
-
 func (t *Tree) mapWith(ctx context.Context, sp *space, budget int) (string, error) {
 	files, cut, err := t.walk(ctx)
 	if err != nil {
