@@ -117,8 +117,13 @@ func cronCommand(args string, _ State) Response {
 	return Response{Instinct: "cron", Effect: effect, JobID: id}
 }
 
-// workspaceName is a workspace's name as /watch accepts it.
+// workspaceName is a workspace's name as /watch, /ship and /use accept it.
 var workspaceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// validWorkspace tells a workspace name the commands accept (never a path).
+func validWorkspace(name string) bool {
+	return workspaceName.MatchString(name) && !strings.Contains(name, "..")
+}
 
 const watchUsage = "Usage: /watch on [WORKSPACE] · /watch off [WORKSPACE] — tells you when files change in the workspace and when its branch falls behind upstream."
 
@@ -138,7 +143,7 @@ func watch(args string, st State) Response {
 	switch {
 	case ws == "":
 		return Response{Instinct: "watch", Reply: "No workspace is selected; name one: /watch " + strings.ToLower(words[0]) + " WORKSPACE."}
-	case !workspaceName.MatchString(ws) || strings.Contains(ws, ".."):
+	case !validWorkspace(ws):
 		return Response{Instinct: "watch", Reply: fmt.Sprintf("%q is not a workspace name (letters, digits, '.', '_' and '-'). %s", ws, watchUsage)}
 	}
 	return Response{Instinct: "watch", Effect: effect, Workspace: ws}

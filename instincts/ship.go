@@ -3,6 +3,7 @@ package instincts
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +29,7 @@ func ship(args string, st State) Response {
 	}
 	ws, mode := st.Workspace, ""
 	for _, w := range words {
-		if l := strings.ToLower(w); contains(shipModes, l) {
+		if l := strings.ToLower(w); slices.Contains(shipModes, l) {
 			mode = l
 		} else {
 			ws = w
@@ -39,7 +40,7 @@ func ship(args string, st State) Response {
 		return Response{Instinct: "ship", Reply: fmt.Sprintf("%q is not a shipping mode. %s", words[1], shipUsage)}
 	case ws == "":
 		return Response{Instinct: "ship", Reply: "No workspace is selected; name one. " + shipUsage}
-	case !workspaceName.MatchString(ws) || strings.Contains(ws, ".."):
+	case !validWorkspace(ws):
 		return Response{Instinct: "ship", Reply: fmt.Sprintf("%q is not a workspace name (letters, digits, '.', '_' and '-'). %s", ws, shipUsage)}
 	case mode != "" && st.Role != "owner":
 		return Response{Instinct: "ship", Reply: "Only the owner can change how a workspace ships."}
@@ -58,7 +59,7 @@ func pr(args string, st State) Response {
 		return Response{Instinct: "pr", Reply: prUsage}
 	}
 	action := strings.ToLower(words[0])
-	if !contains([]string{"ship", "merge", "close", "resolve", "review"}, action) {
+	if !slices.Contains([]string{"ship", "merge", "close", "resolve", "review"}, action) {
 		return Response{Instinct: "pr", Reply: fmt.Sprintf("%q is not something I do to a pull request. %s", words[0], prUsage)}
 	}
 	if !taskID.MatchString(words[1]) {
@@ -68,13 +69,4 @@ func pr(args string, st State) Response {
 		return Response{Instinct: "pr", Reply: "Only the owner can act on pull requests."}
 	}
 	return Response{Instinct: "pr", Effect: PR, PRAction: action, TaskID: words[1]}
-}
-
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }

@@ -28,7 +28,7 @@ func use(args string, st State) Response {
 		return Response{Instinct: "use", Effect: UseWorkspace}
 	case len(words) > 1:
 		return Response{Instinct: "use", Reply: useUsage}
-	case !workspaceName.MatchString(words[0]) || strings.Contains(words[0], ".."):
+	case !validWorkspace(words[0]):
 		return Response{Instinct: "use", Reply: fmt.Sprintf("%q is not a workspace name (letters, digits, '.', '_' and '-'). %s", words[0], useUsage)}
 	case st.Task != nil && st.Task.Workspace != words[0]:
 		// Allowed: the running task keeps its workspace; say so.

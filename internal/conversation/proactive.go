@@ -55,19 +55,11 @@ func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 	case instincts.WatchOn, instincts.WatchOff:
 		return s.applied(it, r, s.m.cfg.Watcher), true
 	case instincts.ShipMode:
-		var to applier
-		if s.m.cfg.Shipping != nil {
-			to = s.m.cfg.Shipping
-		}
-		return s.applied(it, r, to), true
+		return s.applied(it, r, s.m.cfg.Shipping), true
 	case instincts.UseWorkspace:
 		return s.use(it, r), true
 	case instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList:
-		var to applier
-		if s.m.cfg.Allowed != nil {
-			to = s.m.cfg.Allowed
-		}
-		return s.applied(it, r, to), true
+		return s.applied(it, r, s.m.cfg.Allowed), true
 	case instincts.SetAutonomy:
 		return effect{write: func(ctx context.Context, tx *sql.Tx) ([]chat.Reply, func(), error) {
 			if err := s.m.cfg.Store.SetAutonomyTx(ctx, tx, s.c.id, string(r.Autonomy)); err != nil {

@@ -59,6 +59,18 @@ func TestSchedulingWithoutScheduler(t *testing.T) {
 	}
 }
 
+// Without a Shipping or an Allowlist (nil in Config), /ship and /allow say
+// so instead of calling a nil applier.
+func TestShipAndAllowWithoutThem(t *testing.T) {
+	e := newEnv(t, conversation.Config{})
+	for i, cmd := range []string{"/ship app local", "/allow list"} {
+		e.say(t, cmd)
+		if got := e.rec.WaitFor(t, i+1); got[i].Reply.Text != "That is not available in this Fetch." {
+			t.Fatalf("%s: reply = %q", cmd, got[i].Reply.Text)
+		}
+	}
+}
+
 // TestStopWakesResting: a stop, which overtakes the mailbox, is a message
 // too and wakes a resting conversation.
 func TestStopWakesResting(t *testing.T) {
