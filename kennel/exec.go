@@ -111,7 +111,7 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
-		argv:      shim.RunArgv(id, inboxOptions(k.runOptions(ephemeral, spec.Stdin != nil), spec.Inbox), spec.Argv),
+		argv:      shim.RunArgv(id, k.runOptions(ephemeral, spec.Stdin != nil, spec.Inbox), spec.Argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
@@ -131,8 +131,8 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 }
 
 // runOptions are the shim's run options for this kennel.
-func (k *Kennel) runOptions(ephemeral, stdin bool) shim.RunOptions {
-	return shim.RunOptions{Ephemeral: ephemeral, Grace: k.cfg.Grace, Stdin: stdin}
+func (k *Kennel) runOptions(ephemeral, stdin, inbox bool) shim.RunOptions {
+	return shim.RunOptions{Ephemeral: ephemeral, Grace: k.cfg.Grace, Stdin: stdin, Inbox: inbox}
 }
 
 // runSpec is a run of the shim, for Exec and Follow.

@@ -131,7 +131,7 @@ func (k *Kennel) Follow(ctx context.Context, workspace, taskID string, fn LineHa
 		workspace: workspace,
 		task:      follower,
 		ephemeral: true,
-		argv:      shim.RunArgv(follower, k.runOptions(true, false), shim.LogArgv(taskID, true)),
+		argv:      shim.RunArgv(follower, k.runOptions(true, false, false), shim.LogArgv(taskID, true)),
 		dir:       "/",
 	}, fn)
 	if err != nil {

@@ -116,12 +116,6 @@ func sendError(code int) error {
 	return nil
 }
 
-// inboxOptions adds the inbox to a run's shim options.
-func inboxOptions(o shim.RunOptions, inbox bool) shim.RunOptions {
-	o.Inbox = inbox
-	return o
-}
-
 // checkInbox validates ExecSpec.Inbox.
 func checkInbox(spec ExecSpec) error {
 	if !spec.Inbox {

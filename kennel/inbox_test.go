@@ -1,14 +1,12 @@
 package kennel_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -200,62 +198,18 @@ func TestInboxHelperProcess(t *testing.T) {
 	if os.Getenv(inboxEnvRole) != "fetch" {
 		t.Skip("helper process for TestInboxAfterRestart")
 	}
-	docker := testkit.RequireDocker(t)
-	k, err := kennel.New(docker, kennel.Config{
-		Image:    os.Getenv(crashEnvImage),
-		Instance: os.Getenv(crashEnvInstance),
-		Grace:    testGrace,
-	}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = k.Exec(context.Background(), kennel.ExecSpec{
+	helperRun(t, kennel.ExecSpec{
 		Workspace: os.Getenv(crashEnvWS),
 		Argv:      []string{"sh", "-c", echoLoop},
 		TaskID:    os.Getenv(crashEnvTask),
 		Inbox:     true,
-	}, func(s kennel.Stream, line []byte) {
-		if string(line) == "ready" {
-			fmt.Println("running")
-		}
 	})
-	t.Fatalf("the run ended (%v) but this process should have been killed", err)
 }
 
 func TestInboxAfterRestart(t *testing.T) {
 	e := newEnv(t)
 	task := newTaskID()
-	fetch := exec.Command(os.Args[0], "-test.run=^TestInboxHelperProcess$", "-test.v")
-	fetch.Env = append(os.Environ(),
-		inboxEnvRole+"=fetch",
-		crashEnvImage+"="+e.cfg.Image,
-		crashEnvInstance+"="+e.instance,
-		crashEnvWS+"="+e.ws,
-		crashEnvTask+"="+task,
-	)
-	stdout, err := fetch.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fetch.Stderr = os.Stderr
-	if err := fetch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	running := make(chan struct{})
-	go func() { // ends when the helper's stdout closes (it is killed below)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if sc.Text() == "running" {
-				close(running)
-			}
-		}
-	}()
-	select {
-	case <-running:
-	case <-time.After(60 * time.Second):
-		fetch.Process.Kill()
-		t.Fatal("the helper process never started its task")
-	}
+	fetch := startHelper(t, e, "TestInboxHelperProcess", task, inboxEnvRole+"=fetch")
 	// A message while the first Fetch still has the run.
 	k := e.newKennel()
 	if err := k.Send(context.Background(), e.ws, task, []byte("before\n")); err != nil {

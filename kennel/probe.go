@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // probeScript is what Probe runs in the container: fixed text, given the
@@ -197,7 +198,11 @@ func sanitize(s string) string {
 		return -1
 	}, strings.TrimSpace(s))
 	if len(s) > maxVersionLen {
-		s = s[:maxVersionLen] + "…"
+		n := maxVersionLen
+		for !utf8.RuneStart(s[n]) { // cut between characters, never inside one
+			n--
+		}
+		s = s[:n] + "…"
 	}
 	return s
 }

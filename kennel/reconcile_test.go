@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -33,15 +34,6 @@ func TestCrashHelperProcess(t *testing.T) {
 	if os.Getenv(crashEnvRole) != "fetch" {
 		t.Skip("helper process for TestReconcileAfterCrash")
 	}
-	docker := testkit.RequireDocker(t)
-	k, err := kennel.New(docker, kennel.Config{
-		Image:    os.Getenv(crashEnvImage),
-		Instance: os.Getenv(crashEnvInstance),
-		Grace:    testGrace,
-	}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
 	mark := os.Getenv(crashEnvMark)
 	ws := os.Getenv(crashEnvWS)
 	// After the crash, once the test opens the gate, the task writes far more
@@ -52,11 +44,27 @@ while [ ! -e %q ]; do sleep 0.05; done
 %s flood 4000000
 echo flooded
 sleep 600`, ws+"/gate", helperPath)
-	_, err = k.Exec(context.Background(), kennel.ExecSpec{
+	helperRun(t, kennel.ExecSpec{
 		Workspace: ws,
 		Argv:      []string{"sh", "-c", script, mark},
 		TaskID:    os.Getenv(crashEnvTask),
-	}, func(s kennel.Stream, line []byte) {
+	})
+}
+
+// helperRun is the run of a helper process (a Fetch that the test kills): it
+// runs spec in a kennel set up from the crashEnv variables and prints
+// "running" once the run prints "ready". The run must not end.
+func helperRun(t *testing.T, spec kennel.ExecSpec) {
+	docker := testkit.RequireDocker(t)
+	k, err := kennel.New(docker, kennel.Config{
+		Image:    os.Getenv(crashEnvImage),
+		Instance: os.Getenv(crashEnvInstance),
+		Grace:    testGrace,
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = k.Exec(context.Background(), spec, func(s kennel.Stream, line []byte) {
 		if string(line) == "ready" {
 			fmt.Println("running")
 		}
@@ -64,20 +72,19 @@ sleep 600`, ws+"/gate", helperPath)
 	t.Fatalf("the run ended (%v) but this process should have been killed", err)
 }
 
-func TestReconcileAfterCrash(t *testing.T) {
-	e := newEnv(t)
-	task := newTaskID()
-	mark := "mark-" + newTaskID()
-
-	fetch := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$", "-test.v")
+// startHelper starts a second copy of this test binary running only the test
+// helper, with extra added to its environment and e's setup in the crashEnv
+// variables, and returns it once it prints "running" (its run started).
+func startHelper(t *testing.T, e *env, helper, task string, extra ...string) *exec.Cmd {
+	t.Helper()
+	fetch := exec.Command(os.Args[0], "-test.run=^"+helper+"$", "-test.v")
 	fetch.Env = append(os.Environ(),
-		crashEnvRole+"=fetch",
 		crashEnvImage+"="+e.cfg.Image,
 		crashEnvInstance+"="+e.instance,
 		crashEnvWS+"="+e.ws,
 		crashEnvTask+"="+task,
-		crashEnvMark+"="+mark,
 	)
+	fetch.Env = append(fetch.Env, extra...)
 	stdout, err := fetch.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -87,13 +94,15 @@ func TestReconcileAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	running := make(chan struct{})
-	go func() { // ends when the helper's stdout closes (it is killed below)
+	go func() { // ends when the helper's stdout closes (the test kills it)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if sc.Text() == "running" {
 				close(running)
+				break
 			}
 		}
+		io.Copy(io.Discard, stdout)
 	}()
 	select {
 	case <-running:
@@ -101,6 +110,15 @@ func TestReconcileAfterCrash(t *testing.T) {
 		fetch.Process.Kill()
 		t.Fatal("the helper process never started its task")
 	}
+	return fetch
+}
+
+func TestReconcileAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	task := newTaskID()
+	mark := "mark-" + newTaskID()
+
+	fetch := startHelper(t, e, "TestCrashHelperProcess", task, crashEnvRole+"=fetch", crashEnvMark+"="+mark)
 	// Fetch dies without any chance to clean up.
 	if err := fetch.Process.Kill(); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -719,25 +718,6 @@ func engineKeys(dir string) ([]ImageFile, error) {
 		{Path: "ssh_host_key", Mode: 0o600, Data: hostPriv},
 		{Path: "authorized_keys", Mode: 0o644, Data: ssh.MarshalAuthorizedKey(userPub)},
 	}, nil
-}
-
-// tarFiles is a tar of files owned by root, with their modes.
-func tarFiles(files []ImageFile) (io.Reader, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		hdr := &tar.Header{Name: f.Path, Mode: int64(f.Mode.Perm()), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return &buf, nil
 }
 
 // readJSONMessages reads a stream of Docker JSON messages to the end and

@@ -3,7 +3,6 @@ package testkit
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -231,9 +230,7 @@ var gitIsolation = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/nul
 // read (REST and git fetch) but not write: 403 on REST writes, a refused
 // push, and permissions.push=false on the repository.
 func (g *GitHub) NewToken(readOnly bool) string {
-	b := make([]byte, 18)
-	_, _ = rand.Read(b)
-	tok := "ghp_" + hex.EncodeToString(b)
+	tok := "ghp_" + randomHex(18)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.tokens[tok] = readOnly

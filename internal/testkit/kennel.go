@@ -204,29 +204,38 @@ func buildImage(t testing.TB, c *client.Client, ctx context.Context, tag string,
 // buildImageErr builds an image with the classic builder (the engine here is
 // 20.10, without BuildKit through the API).
 func buildImageErr(ctx context.Context, c *client.Client, tag string, files []ImageFile, opts build.ImageBuildOptions) error {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		hdr := &tar.Header{Name: f.Path, Mode: int64(f.Mode.Perm()), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return fmt.Errorf("build context: %w", err)
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return fmt.Errorf("build context: %w", err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+	buildContext, err := tarFiles(files)
+	if err != nil {
 		return fmt.Errorf("build context: %w", err)
 	}
 	opts.Tags = []string{tag}
 	opts.Remove, opts.ForceRemove = true, true
 	opts.Version = build.BuilderV1
-	resp, err := c.ImageBuild(ctx, &buf, opts)
+	resp, err := c.ImageBuild(ctx, buildContext, opts)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	return readBuildStream(resp.Body)
+}
+
+// tarFiles is a tar of files owned by root, with their modes.
+func tarFiles(files []ImageFile) (io.Reader, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		hdr := &tar.Header{Name: f.Path, Mode: int64(f.Mode.Perm()), Size: int64(len(f.Data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return &buf, nil
 }
 
 // readBuildStream reads the build's JSON messages to the end and returns the
