@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/task"
@@ -386,7 +387,11 @@ func (s *Server) patch(t task.Task) (string, string) {
 	}
 	note := ""
 	if len(p) > maxPatch {
-		p, note = p[:maxPatch], fmt.Sprintf("The diff is longer than %d MiB; the page shows its beginning.", maxPatch>>20)
+		n := maxPatch
+		for n > 0 && !utf8.RuneStart(p[n]) { // cut between characters, never inside one
+			n--
+		}
+		p, note = p[:n], fmt.Sprintf("The diff is longer than %d MiB; the page shows its beginning.", maxPatch>>20)
 	}
 	return s.clean(p), note
 }
