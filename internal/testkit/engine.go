@@ -210,11 +210,6 @@ func (e *Engine) Client(t testing.TB) *client.Client {
 	return c
 }
 
-// Env is the environment that points the docker CLI at the engine over TLS.
-func (e *Engine) Env() []string {
-	return []string{"DOCKER_HOST=" + e.Host, "DOCKER_TLS_VERIFY=1", "DOCKER_CERT_PATH=" + e.CertPath}
-}
-
 // Stop stops the engine's container, keeping its volume (images, containers),
 // as an engine that goes away. Stopping a stopped engine does nothing.
 func (e *Engine) Stop(t testing.TB) {

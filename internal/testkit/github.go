@@ -357,22 +357,6 @@ func (g *GitHub) MergePR(repo string, number int) string {
 	return sha
 }
 
-// ClosePR closes pull request number upstream without merging it.
-func (g *GitHub) ClosePR(repo string, number int) {
-	g.t.Helper()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	r := g.repo(repo)
-	if err := g.sync(context.Background(), r); err != nil {
-		g.t.Fatal(err)
-	}
-	p := g.pull(r, number)
-	if p.state == "open" {
-		now := time.Now().UTC()
-		p.state, p.closed, p.updated = "closed", now, now
-	}
-}
-
 // AddReview submits a review by user on pull request number; state is
 // APPROVED, CHANGES_REQUESTED or COMMENTED.
 func (g *GitHub) AddReview(repo string, number int, user, state, body string) {

@@ -188,13 +188,6 @@ func (f *OpenRouter) Requests() []Request {
 	return append([]Request(nil), f.requests...)
 }
 
-// Pending is how many scripted answers are still unused.
-func (f *OpenRouter) Pending() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.script)
-}
-
 func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.URL.Path == "/api/v1/key" {
 		f.serveKey(w, r)
