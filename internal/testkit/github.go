@@ -50,7 +50,7 @@ import (
 // as a repository with rebase merges disabled does.
 //
 // Tests arrange the world through its methods (AddRepo, Archive, Commit,
-// Protect, MergePR, ClosePR, AddReview, AddReviewComment, NewToken,
+// Protect, MergePR, AddReview, AddReviewComment, NewToken,
 // SetReadOnly, FailNext, RateLimitNext, Close) and read what the client did (PRs, Branches,
 // Tip, File, Requests, NotModified, Authorizations). The methods fail the
 // test on error and are safe for concurrent use; they take repositories
