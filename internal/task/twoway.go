@@ -200,15 +200,14 @@ var errLoopGuard = errors.New("stopped by the loop guard")
 // drive starts and waits for, decides with the policy, records, asks the
 // owner (a Requested update) and sends the replies to the CLI's stdin.
 type steer struct {
-	e         *Engine
-	t         Task
-	ht        harness.Task
-	mode      harness.TwoWayMode
-	tw        harness.TwoWay
-	runner    TwoWayRunner
-	recovered bool
-	pt        policy.Task
-	stopRun   func(error)
+	e       *Engine
+	t       Task
+	ht      harness.Task
+	mode    harness.TwoWayMode
+	tw      harness.TwoWay
+	runner  TwoWayRunner
+	pt      policy.Task
+	stopRun func(error)
 
 	mu    sync.Mutex
 	items []steerItem
@@ -239,14 +238,14 @@ type steerItem struct {
 }
 
 // newSteer builds the steer of t's run, or nil for a one-shot run.
-func (e *Engine) newSteer(ctx context.Context, t Task, ht harness.Task, recovered bool, stopRun func(error)) *steer {
+func (e *Engine) newSteer(ctx context.Context, t Task, ht harness.Task, stopRun func(error)) *steer {
 	mode := e.twoWayMode(ctx, t)
 	if mode == "" {
 		return nil
 	}
 	a, _ := e.cfg.Harnesses.Get(harness.Name(t.Harness))
 	st := &steer{
-		e: e, t: t, ht: ht, mode: mode, tw: a.(harness.TwoWay), runner: e.cfg.Runner.(TwoWayRunner), recovered: recovered, stopRun: stopRun,
+		e: e, t: t, ht: ht, mode: mode, tw: a.(harness.TwoWay), runner: e.cfg.Runner.(TwoWayRunner), stopRun: stopRun,
 		pt: policy.Task{ID: t.ID, Workspace: t.Workspace, Worktree: t.Worktree, BaseBranch: t.BaseBranch, Branch: t.Branch,
 			Commands: policy.BuildCommands(e.cfg.Workspaces.ProjectType(t.Workspace))},
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
@@ -366,16 +365,14 @@ func (s *steer) publish(ctx context.Context, kind UpdateKind, r CLIRequest) {
 // request handles one event of the run that concerns requests.
 func (s *steer) request(ctx context.Context, ev harness.Event) {
 	if ev.Kind == harness.KindResult {
-		{
-			// The CLI keeps running after its result until its input
-			// ends. RunTwoWay closes it, but not for a run followed again
-			// (after a restart, or a lost stream whose close did not get
-			// through): closing a closed input is success.
-			cctx, cancel := context.WithTimeout(ctx, sendTimeout)
-			defer cancel()
-			if err := s.runner.CloseInput(cctx, s.ht); err != nil {
-				s.e.log.Warn("close the input of a followed run", "task", s.t.ID, "err", err)
-			}
+		// The CLI keeps running after its result until its input ends.
+		// RunTwoWay closes it, but not for a run followed again (after a
+		// restart, or a lost stream whose close did not get through):
+		// closing a closed input is success.
+		cctx, cancel := context.WithTimeout(ctx, sendTimeout)
+		defer cancel()
+		if err := s.runner.CloseInput(cctx, s.ht); err != nil {
+			s.e.log.Warn("close the input of a followed run", "task", s.t.ID, "err", err)
 		}
 		return
 	}
