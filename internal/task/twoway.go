@@ -716,7 +716,6 @@ func (e *Engine) afterSteer(ctx context.Context, st *steer, cur Task, out harnes
 	if st == nil {
 		return cur, false, ""
 	}
-	e.steering.loop()
 	if st.guardMsg != "" {
 		return cur, false, st.guardMsg
 	}
