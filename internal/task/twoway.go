@@ -499,11 +499,7 @@ func (s *steer) guard(pr policy.Request) {
 // the run, withdrawn), denies it to the CLI when it still runs, and tells
 // the owner.
 func (s *steer) closed(ctx context.Context, id int64, o openRequest, state RequestState, by, answer string) {
-	delete(s.open, id)
-	if t := s.timers[id]; t != nil {
-		t.Stop()
-		delete(s.timers, id)
-	}
+	s.drop(id)
 	if err := s.e.closeRequest(ctx, nil, id, state, by, answer); err != nil {
 		s.e.log.Warn("close a request", "task", s.t.ID, "request", id, "err", err)
 		return
@@ -521,6 +517,15 @@ func (s *steer) closed(ctx context.Context, id int64, o openRequest, state Reque
 	s.publish(ctx, RequestClosed, v)
 }
 
+// drop forgets the open request id and stops its timer.
+func (s *steer) drop(id int64) {
+	delete(s.open, id)
+	if t := s.timers[id]; t != nil {
+		t.Stop()
+		delete(s.timers, id)
+	}
+}
+
 func (s *steer) expire(ctx context.Context, id int64) {
 	o, ok := s.open[id]
 	if !ok {
@@ -536,11 +541,7 @@ func (s *steer) reply(ctx context.Context, id int64, a RequestAnswer) {
 		s.e.log.Warn("an answer for a request this run does not hold", "task", s.t.ID, "request", id)
 		return
 	}
-	delete(s.open, id)
-	if t := s.timers[id]; t != nil {
-		t.Stop()
-		delete(s.timers, id)
-	}
+	s.drop(id)
 	switch a.Reply {
 	case ReplyAllow, ReplyAllowTask, ReplyAllowAlways:
 		s.to(ctx)(s.tw.Allow(o.req))
