@@ -126,7 +126,7 @@ func (k kennelInput) Close(ctx context.Context) error {
 }
 
 // steering is the engine's part of two-way runs: the steer of each run it
-// follows, and the loop guard.
+// follows, and the loop guard (made by New, safe for concurrent use).
 type steering struct {
 	mu     sync.Mutex
 	steers map[string]*steer // by task id
@@ -150,15 +150,6 @@ func (s *steering) set(taskID string, st *steer) {
 		return
 	}
 	s.steers[taskID] = st
-}
-
-func (s *steering) loop() *policy.LoopGuard {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.guard == nil {
-		s.guard = policy.NewLoopGuard(policy.DefaultLoopLimit)
-	}
-	return s.guard
 }
 
 // twoWayMode is how t's next run goes: ModeWork or ModePlan for a two-way
@@ -488,7 +479,7 @@ func (s *steer) decide(ctx context.Context, pr policy.Request) policy.Decision {
 
 // guard counts a denial; the run is stopped when the CLI keeps asking.
 func (s *steer) guard(pr policy.Request) {
-	st := s.e.steering.loop().Denied(s.t.ID, pr)
+	st := s.e.steering.guard.Denied(s.t.ID, pr)
 	if st.Stop && s.guardMsg == "" {
 		s.guardMsg = st.Message
 		s.stopRun(errLoopGuard)
@@ -735,9 +726,6 @@ func (e *Engine) afterSteer(ctx context.Context, st *steer, cur Task, out harnes
 	return cur, true, ""
 }
 
-// forgetSteer drops what the loop guard counted for a task that ended.
-func (e *Engine) forgetSteer(taskID string) { e.steering.loop().Forget(taskID) }
-
 // CreatePlan creates a task that first runs its CLI in plan mode: the
 // plan comes to the owner (Approve · Revise · Cancel) and, approved, is
 // carried out in the same CLI session. Only a conversation's task on a
@@ -789,7 +777,7 @@ func (c *carrier) run(ctx context.Context, name harness.Name) (harness.Outcome, 
 // endSteer drops what steering kept for a task that ended: the loop
 // guard's counts and its "Allow for this task" rules.
 func (e *Engine) endSteer(ctx context.Context, taskID string) {
-	e.forgetSteer(taskID)
+	e.steering.guard.Forget(taskID)
 	if _, err := e.store.EndTaskPolicyRules(ctx, taskID); err != nil {
 		e.log.Warn("remove the task's policy rules", "task", taskID, "err", err)
 	}
