@@ -61,12 +61,12 @@ func decide(req Request, t Task, level instincts.Autonomy, rules []store.PolicyR
 	case Edit, Delete, Read:
 		return decidePaths(req, t, level, rules)
 	case Fetch:
-		return decideFetch(req, t, level, rules)
+		return decideFetch(req, level, rules)
 	case Internal:
 		return Decision{Verdict: Allow, By: ByLevel, Reason: fmt.Sprintf("%s is the CLI's own bookkeeping and changes nothing", req.Tool)}
 	default:
 		if r, ok := findRule(rules, Other, func(p string) bool { return p == req.Tool }); ok {
-			return byRules(t, r)
+			return byRules(r)
 		}
 		d := Decision{Verdict: Ask, By: ByUnknown,
 			Reason: fmt.Sprintf("Fetch does not know what the tool %q does, so it cannot check it against the deny list", req.Tool)}
@@ -102,7 +102,7 @@ func byLevel(level instincts.Autonomy) Decision {
 	return Decision{Verdict: Allow, By: ByLevel, Reason: why}
 }
 
-func byRules(t Task, rs ...store.PolicyRule) Decision {
+func byRules(rs ...store.PolicyRule) Decision {
 	var parts []string
 	for _, r := range rs {
 		parts = append(parts, RuleText(r))
@@ -171,7 +171,7 @@ func decideShell(req Request, t Task, level instincts.Autonomy, rules []store.Po
 		}
 	}
 	if len(used) > 0 {
-		return byRules(t, used...)
+		return byRules(used...)
 	}
 	return byLevel(level)
 }
@@ -283,7 +283,7 @@ func decidePaths(req Request, t Task, level instincts.Autonomy, rules []store.Po
 		return d
 	}
 	if len(used) > 0 {
-		return byRules(t, used...)
+		return byRules(used...)
 	}
 	return byLevel(level)
 }
@@ -304,7 +304,7 @@ func suggestGlob(rel string) string {
 	return rel
 }
 
-func decideFetch(req Request, t Task, level instincts.Autonomy, rules []store.PolicyRule) Decision {
+func decideFetch(req Request, level instincts.Autonomy, rules []store.PolicyRule) Decision {
 	u, err := url.Parse(req.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return Decision{Verdict: Ask, By: ByUnknown, Reason: fmt.Sprintf("%q is not an http or https address", clip(req.URL, 200))}
@@ -314,7 +314,7 @@ func decideFetch(req Request, t Task, level instincts.Autonomy, rules []store.Po
 		return byLevel(level)
 	}
 	if r, ok := findRule(rules, Fetch, func(p string) bool { return matchHost(p, host) }); ok {
-		return byRules(t, r)
+		return byRules(r)
 	}
 	return Decision{Verdict: Ask, By: ByLevel, Reason: fmt.Sprintf("%s: reading %s from the web asks", level, host),
 		Remember: &Suggestion{Tool: Fetch, Pattern: host}}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/policy"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -234,7 +235,8 @@ func New(cfg Config) *Engine {
 	if kr, ok := cfg.Runner.(*KennelRunner); ok && kr.Kennel != nil && cfg.Workspaces != nil && !cfg.Workspaces.HasKennel() {
 		cfg.Workspaces.InKennel(kr.Kennel)
 	}
-	return &Engine{cfg: cfg, store: cfg.Store, db: cfg.Store.SQL(), log: cfg.Logger, now: now, newID: newID, owner: newOwner(), runs: map[string]*run{}}
+	return &Engine{cfg: cfg, store: cfg.Store, db: cfg.Store.SQL(), log: cfg.Logger, now: now, newID: newID, owner: newOwner(), runs: map[string]*run{},
+		steering: steering{guard: policy.NewLoopGuard(policy.DefaultLoopLimit)}}
 }
 
 // randomID is eight hex digits: short enough to type, valid as a file

@@ -2,10 +2,7 @@ package task
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-
-	"github.com/fetch-dev/fetch/internal/store"
 )
 
 // RunStatus is what the kennel knows of a run.
@@ -67,12 +64,7 @@ func (e *Engine) adopt(ctx context.Context, t Task) error {
 	switch {
 	case st.Running:
 		log.Info("run still going after a restart; following it again")
-		if err := e.tx(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, "INSERT INTO "+eventsTable+" (task_id, at, kind, data) VALUES (?, ?, ?, '{}')", t.ID, store.FormatTime(e.now()), KindReattached)
-			return err
-		}); err != nil {
-			log.Warn("note the re-attach in the task's log", "err", err)
-		}
+		e.logEntry(t.ID, KindReattached, unreachableData{})
 		e.notify(ctx, Update{Kind: Reattached, Task: t, Recovered: true})
 		e.follow(t, true)
 	case st.Known:

@@ -47,7 +47,6 @@ const (
 	ByRestart = "restart"
 	ByEnd     = "end of the run"
 	ByCLI     = "the CLI"
-	ByGuard   = "loop guard"
 )
 
 // CLIRequest is one request a two-way coding CLI made while a task ran, as
@@ -260,8 +259,6 @@ func (e *Engine) closedError(ctx context.Context, id int64) error {
 		how += " (Fetch restarted while it waited)"
 	case ByEnd:
 		how += " (its task's run ended)"
-	case ByPolicy, ByCLI, ByGuard:
-		how += " by " + r.By
 	default:
 		how += " by " + r.By
 	}

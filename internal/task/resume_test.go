@@ -118,21 +118,31 @@ func count(ups []task.Update, ok func(task.Update) bool) int {
 	return n
 }
 
-// A run whose stream is lost goes on: the owner is told once that its
-// engine does not answer, the run is followed again when it does, and the
-// task succeeds with its whole output, each event once.
-func TestStreamLostThenFollowedAgain(t *testing.T) {
+// startOutage creates a task with goal in workspace app on a cutRunner
+// and waits until the owner was told that its run's engine does not
+// answer. It returns the kennel, the runner, the engine, the workspace's
+// path and the task as created.
+func startOutage(t *testing.T, goal string) (*kennel.Kennel, *cutRunner, *testEngine, string, task.Task) {
+	t.Helper()
 	k, inner := newKennel(t)
 	runner := newCutRunner(t, inner)
 	e := newEngine(t, runner, engineOptions{reconnect: 50 * time.Millisecond})
 	e.ws.InKennel(k) // the engine finds no KennelRunner to take it from
 	wsPath := e.workspace(t, k, "app")
-	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "take a while [scenario:slow:6] [file:notes.txt]"})
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: goal})
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-runner.lost
 	e.obs.waitFor(t, created.ID, func(u task.Update) bool { return u.Kind == task.Unreachable })
+	return k, runner, e, wsPath, created
+}
+
+// A run whose stream is lost goes on: the owner is told once that its
+// engine does not answer, the run is followed again when it does, and the
+// task succeeds with its whole output, each event once.
+func TestStreamLostThenFollowedAgain(t *testing.T) {
+	k, runner, e, wsPath, created := startOutage(t, "take a while [scenario:slow:6] [file:notes.txt]")
+	<-runner.lost
 	runner.awaitStatuses(t, 3) // asked again, still away
 	st, err := k.Task(t.Context(), wsPath, created.ID)
 	if err != nil || !st.Running {
@@ -182,16 +192,7 @@ func TestStreamLostThenFollowedAgain(t *testing.T) {
 // carried out when it answers: the run is stopped there and the task ends
 // cancelled.
 func TestCancelWhileUnreachable(t *testing.T) {
-	k, inner := newKennel(t)
-	runner := newCutRunner(t, inner)
-	e := newEngine(t, runner, engineOptions{reconnect: 50 * time.Millisecond})
-	e.ws.InKennel(k) // the engine finds no KennelRunner to take it from
-	wsPath := e.workspace(t, k, "app")
-	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "take a while [scenario:slow:60]"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.obs.waitFor(t, created.ID, func(u task.Update) bool { return u.Kind == task.Unreachable })
+	k, runner, e, wsPath, created := startOutage(t, "take a while [scenario:slow:60]")
 	done, err := e.RequestCancel(t.Context(), created.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -217,16 +218,7 @@ func TestCancelWhileUnreachable(t *testing.T) {
 // A run its kennel lost while the engine was out of reach (the container
 // went away) ends failed, once, saying so; the worktree is kept.
 func TestLostWhileUnreachable(t *testing.T) {
-	k, inner := newKennel(t)
-	runner := newCutRunner(t, inner)
-	e := newEngine(t, runner, engineOptions{reconnect: 50 * time.Millisecond})
-	e.ws.InKennel(k) // the engine finds no KennelRunner to take it from
-	wsPath := e.workspace(t, k, "app")
-	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "take a while [scenario:slow:60]"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.obs.waitFor(t, created.ID, func(u task.Update) bool { return u.Kind == task.Unreachable })
+	k, runner, e, wsPath, created := startOutage(t, "take a while [scenario:slow:60]")
 	if err := k.Remove(t.Context(), wsPath); err != nil && !errors.Is(err, kennel.ErrNoTask) {
 		t.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		lim.mu.Unlock()
 		stop(&lim.budget)
 	}
-	st := e.newSteer(ctx, t, ht, attach, cancelRun)
+	st := e.newSteer(ctx, t, ht, cancelRun)
 	c := &carrier{e: e, t: t, ht: ht, log: log, add: st.wrap(w.add), lim: lim, recovered: attach, steer: st}
 	out, err, end := c.carry(runCtx, e.lifetime(), attach)
 	timer.Stop()

@@ -126,7 +126,7 @@ func (k kennelInput) Close(ctx context.Context) error {
 }
 
 // steering is the engine's part of two-way runs: the steer of each run it
-// follows, and the loop guard.
+// follows, and the loop guard (made by New, safe for concurrent use).
 type steering struct {
 	mu     sync.Mutex
 	steers map[string]*steer // by task id
@@ -150,15 +150,6 @@ func (s *steering) set(taskID string, st *steer) {
 		return
 	}
 	s.steers[taskID] = st
-}
-
-func (s *steering) loop() *policy.LoopGuard {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.guard == nil {
-		s.guard = policy.NewLoopGuard(policy.DefaultLoopLimit)
-	}
-	return s.guard
 }
 
 // twoWayMode is how t's next run goes: ModeWork or ModePlan for a two-way
@@ -200,15 +191,14 @@ var errLoopGuard = errors.New("stopped by the loop guard")
 // drive starts and waits for, decides with the policy, records, asks the
 // owner (a Requested update) and sends the replies to the CLI's stdin.
 type steer struct {
-	e         *Engine
-	t         Task
-	ht        harness.Task
-	mode      harness.TwoWayMode
-	tw        harness.TwoWay
-	runner    TwoWayRunner
-	recovered bool
-	pt        policy.Task
-	stopRun   func(error)
+	e       *Engine
+	t       Task
+	ht      harness.Task
+	mode    harness.TwoWayMode
+	tw      harness.TwoWay
+	runner  TwoWayRunner
+	pt      policy.Task
+	stopRun func(error)
 
 	mu    sync.Mutex
 	items []steerItem
@@ -239,14 +229,14 @@ type steerItem struct {
 }
 
 // newSteer builds the steer of t's run, or nil for a one-shot run.
-func (e *Engine) newSteer(ctx context.Context, t Task, ht harness.Task, recovered bool, stopRun func(error)) *steer {
+func (e *Engine) newSteer(ctx context.Context, t Task, ht harness.Task, stopRun func(error)) *steer {
 	mode := e.twoWayMode(ctx, t)
 	if mode == "" {
 		return nil
 	}
 	a, _ := e.cfg.Harnesses.Get(harness.Name(t.Harness))
 	st := &steer{
-		e: e, t: t, ht: ht, mode: mode, tw: a.(harness.TwoWay), runner: e.cfg.Runner.(TwoWayRunner), recovered: recovered, stopRun: stopRun,
+		e: e, t: t, ht: ht, mode: mode, tw: a.(harness.TwoWay), runner: e.cfg.Runner.(TwoWayRunner), stopRun: stopRun,
 		pt: policy.Task{ID: t.ID, Workspace: t.Workspace, Worktree: t.Worktree, BaseBranch: t.BaseBranch, Branch: t.Branch,
 			Commands: policy.BuildCommands(e.cfg.Workspaces.ProjectType(t.Workspace))},
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
@@ -366,16 +356,14 @@ func (s *steer) publish(ctx context.Context, kind UpdateKind, r CLIRequest) {
 // request handles one event of the run that concerns requests.
 func (s *steer) request(ctx context.Context, ev harness.Event) {
 	if ev.Kind == harness.KindResult {
-		{
-			// The CLI keeps running after its result until its input
-			// ends. RunTwoWay closes it, but not for a run followed again
-			// (after a restart, or a lost stream whose close did not get
-			// through): closing a closed input is success.
-			cctx, cancel := context.WithTimeout(ctx, sendTimeout)
-			defer cancel()
-			if err := s.runner.CloseInput(cctx, s.ht); err != nil {
-				s.e.log.Warn("close the input of a followed run", "task", s.t.ID, "err", err)
-			}
+		// The CLI keeps running after its result until its input ends.
+		// RunTwoWay closes it, but not for a run followed again (after a
+		// restart, or a lost stream whose close did not get through):
+		// closing a closed input is success.
+		cctx, cancel := context.WithTimeout(ctx, sendTimeout)
+		defer cancel()
+		if err := s.runner.CloseInput(cctx, s.ht); err != nil {
+			s.e.log.Warn("close the input of a followed run", "task", s.t.ID, "err", err)
 		}
 		return
 	}
@@ -491,7 +479,7 @@ func (s *steer) decide(ctx context.Context, pr policy.Request) policy.Decision {
 
 // guard counts a denial; the run is stopped when the CLI keeps asking.
 func (s *steer) guard(pr policy.Request) {
-	st := s.e.steering.loop().Denied(s.t.ID, pr)
+	st := s.e.steering.guard.Denied(s.t.ID, pr)
 	if st.Stop && s.guardMsg == "" {
 		s.guardMsg = st.Message
 		s.stopRun(errLoopGuard)
@@ -502,11 +490,7 @@ func (s *steer) guard(pr policy.Request) {
 // the run, withdrawn), denies it to the CLI when it still runs, and tells
 // the owner.
 func (s *steer) closed(ctx context.Context, id int64, o openRequest, state RequestState, by, answer string) {
-	delete(s.open, id)
-	if t := s.timers[id]; t != nil {
-		t.Stop()
-		delete(s.timers, id)
-	}
+	s.drop(id)
 	if err := s.e.closeRequest(ctx, nil, id, state, by, answer); err != nil {
 		s.e.log.Warn("close a request", "task", s.t.ID, "request", id, "err", err)
 		return
@@ -524,6 +508,15 @@ func (s *steer) closed(ctx context.Context, id int64, o openRequest, state Reque
 	s.publish(ctx, RequestClosed, v)
 }
 
+// drop forgets the open request id and stops its timer.
+func (s *steer) drop(id int64) {
+	delete(s.open, id)
+	if t := s.timers[id]; t != nil {
+		t.Stop()
+		delete(s.timers, id)
+	}
+}
+
 func (s *steer) expire(ctx context.Context, id int64) {
 	o, ok := s.open[id]
 	if !ok {
@@ -539,11 +532,7 @@ func (s *steer) reply(ctx context.Context, id int64, a RequestAnswer) {
 		s.e.log.Warn("an answer for a request this run does not hold", "task", s.t.ID, "request", id)
 		return
 	}
-	delete(s.open, id)
-	if t := s.timers[id]; t != nil {
-		t.Stop()
-		delete(s.timers, id)
-	}
+	s.drop(id)
 	switch a.Reply {
 	case ReplyAllow, ReplyAllowTask, ReplyAllowAlways:
 		s.to(ctx)(s.tw.Allow(o.req))
@@ -719,7 +708,6 @@ func (e *Engine) afterSteer(ctx context.Context, st *steer, cur Task, out harnes
 	if st == nil {
 		return cur, false, ""
 	}
-	e.steering.loop()
 	if st.guardMsg != "" {
 		return cur, false, st.guardMsg
 	}
@@ -737,9 +725,6 @@ func (e *Engine) afterSteer(ctx context.Context, st *steer, cur Task, out harnes
 	cur.Answer = harness.ApprovedPlanGoal(cur.Goal, st.approved)
 	return cur, true, ""
 }
-
-// forgetSteer drops what the loop guard counted for a task that ended.
-func (e *Engine) forgetSteer(taskID string) { e.steering.loop().Forget(taskID) }
 
 // CreatePlan creates a task that first runs its CLI in plan mode: the
 // plan comes to the owner (Approve · Revise · Cancel) and, approved, is
@@ -792,7 +777,7 @@ func (c *carrier) run(ctx context.Context, name harness.Name) (harness.Outcome, 
 // endSteer drops what steering kept for a task that ended: the loop
 // guard's counts and its "Allow for this task" rules.
 func (e *Engine) endSteer(ctx context.Context, taskID string) {
-	e.forgetSteer(taskID)
+	e.steering.guard.Forget(taskID)
 	if _, err := e.store.EndTaskPolicyRules(ctx, taskID); err != nil {
 		e.log.Warn("remove the task's policy rules", "task", taskID, "err", err)
 	}
