@@ -244,3 +244,26 @@ func TestJourneySteerAgentPlansFirst(t *testing.T) {
 		t.Errorf("PLAN.md is on fetch/%s after the plan was cancelled: %q", id, got)
 	}
 }
+
+// S8: a CLI that keeps asking for what was denied is stopped by the loop
+// guard, with a message saying so. Under autonomous autonomy a push
+// (talking to a remote) is on the deny list: each ask is denied at once, and the third stops
+// the task.
+func TestJourneySteerLoopGuardStopsARepeatingCLI(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	w.start()
+	w.ask(ownerID, "/autonomy autonomous", regexp.MustCompile(`^Autonomy: autonomous`))
+	m, status := w.startTask(ownerID, "publish app", "publish [ask-permission-repeat:Bash:git push origin main:6]", "app")
+	id := taskID(t, status.Text)
+	res := w.awaitResult(m, regexp.MustCompile(`(?s)Task `+id+` failed on app`), "the stopped task's result")
+	if !strings.Contains(res.Text, "the coding CLI asked 3 times for") || !strings.Contains(res.Text, "git push origin main") {
+		t.Errorf("result %q does not say the loop guard stopped the CLI asking for git push origin main", res.Text)
+	}
+	if n := len(w.findAll(m, requestRe(id, "git push origin main"))); n != 0 {
+		t.Errorf("the owner was asked %d times about a request the deny list answers", n)
+	}
+	if ps := w.cliProcesses(); len(ps) != 0 {
+		t.Errorf("CLI processes left after the loop guard stopped the task: %q", ps)
+	}
+}
