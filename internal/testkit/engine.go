@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,18 +46,38 @@ import (
 // or was built by another version of the script.
 const RemoteEngineImage = "fetch-remote-engine:bookworm"
 
-// Labels on the remote engine's container and volume; the pid and host say
-// which test process owns them, so a later run removes what a killed one left.
+// Labels on the remote engine's container and volume; the owner, pid and
+// host say which process owns them, so a later run removes what a killed one
+// left.
 const (
-	engineLabel     = "fetch.testkit.remote-engine"
-	enginePIDLabel  = "fetch.testkit.remote-engine.pid"
-	engineHostLabel = "fetch.testkit.remote-engine.host"
+	engineLabel = "fetch.testkit.remote-engine"
+	// engineOwnerLabel says what the pid is: ownerTest, the test process
+	// that started the engine, or ownerCI, the shell (.ci/run) that started
+	// it with fetch-test-engine for every test process of its run.
+	engineOwnerLabel = "fetch.testkit.remote-engine.owner"
+	enginePIDLabel   = "fetch.testkit.remote-engine.pid"
+	engineHostLabel  = "fetch.testkit.remote-engine.host"
 	// engineDirLabel is the directory with the engine's keys on this host.
 	engineDirLabel = "fetch.testkit.remote-engine.dir"
 	// engineScriptLabel carries the hash of the script that built the image
 	// (set by scripts/remote-engine.sh).
 	engineScriptLabel = "fetch.remote-engine.script"
 )
+
+// Owners of an engine (engineOwnerLabel).
+const (
+	ownerTest = "test"
+	ownerCI   = "ci"
+)
+
+// EngineEnv names the engine.json of a remote engine started outside the
+// test process (fetch-test-engine start, which .ci/run runs): RemoteEngine
+// uses that engine instead of starting one.
+const EngineEnv = "FETCH_TEST_ENGINE"
+
+// EngineFile is the name of the description StartEngineIn writes in its
+// directory.
+const EngineFile = "engine.json"
 
 const (
 	// engineStartTimeout bounds the wait for dockerd and sshd to answer.
@@ -99,9 +120,24 @@ type Engine struct {
 	local  *client.Client
 	volume string
 	shared bool
+	// attached: another process started the engine (EngineEnv) and owns
+	// it; this one never stops or removes it.
+	attached bool
+	// owner is who the engine's labels name as its owner.
+	owner engineOwner
+	// ownDir: CertPath is the engine's own temporary directory, removed
+	// with it.
+	ownDir bool
 
 	// mu serializes Stop and Start.
 	mu sync.Mutex
+}
+
+// engineOwner is the process that owns an engine: the one that removes it
+// when done, and whose absence lets reapEngines remove it.
+type engineOwner struct {
+	kind string // ownerTest or ownerCI
+	pid  int
 }
 
 // shared is the engine that RemoteEngine hands out, with the number of
@@ -114,13 +150,21 @@ var shared struct {
 }
 
 // RemoteEngine returns the remote engine shared by the tests of this test
-// binary: the first caller starts it, and when the last holder lets go its
-// container and volume are removed (a later caller starts a new one). A
-// test holds it until its cleanup; to keep one engine, and the images loaded
-// into it, across all of a package's tests, hold it in TestMain with
-// HoldRemoteEngine. Tests must not Stop it; they use NewRemoteEngine for an
-// engine of their own. Skips without Docker, except under CI=true
-// (RequireDocker).
+// binary. When EngineEnv names an engine.json (.ci/run sets it, after
+// starting the engine with fetch-test-engine), that engine is used: it must
+// answer, and it is never stopped or removed here, so the test binaries of
+// one run share it. Without EngineEnv the first caller starts one, and when
+// the last holder lets go its container and volume are removed (a later
+// caller starts a new one); under CI=true a missing EngineEnv is a failure,
+// so that CI proves .ci/run started the engine. A test holds it until its
+// cleanup; to keep one engine, and the images loaded into it, across all of
+// a package's tests, hold it in TestMain with HoldRemoteEngine.
+//
+// Tests must not Stop it, nor cut its network for everyone: other packages'
+// tests use it at the same time. A test that stops and starts an engine
+// uses NewRemoteEngine for one of its own; one that cuts the network puts a
+// TCPProxy of its own in front of this one. Skips without Docker, except
+// under CI=true (RequireDocker).
 func RemoteEngine(t testing.TB) *Engine {
 	t.Helper()
 	RequireDocker(t)
@@ -132,7 +176,7 @@ func RemoteEngine(t testing.TB) *Engine {
 		if err != nil {
 			t.Fatalf("testkit: docker client: %v", err)
 		}
-		e, err := startEngine(t, c)
+		e, err := sharedEngine(t, c, os.Getenv)
 		if err != nil {
 			c.Close()
 			t.Fatalf("testkit: remote engine: %v", err)
@@ -147,6 +191,29 @@ func RemoteEngine(t testing.TB) *Engine {
 		}
 	})
 	return shared.eng
+}
+
+// errNoEngineEnv: under CI=true the shared engine must come from .ci/run.
+var errNoEngineEnv = errors.New(EngineEnv + " is not set under CI=true: .ci/run starts the remote engine (fetch-test-engine start) and names its engine.json there; the tests do not start their own")
+
+// sharedEngine attaches to the engine that getenv(EngineEnv) describes or,
+// without one, starts an engine owned by this process (except under
+// CI=true).
+func sharedEngine(t testing.TB, local *client.Client, getenv func(string) string) (*Engine, error) {
+	t.Helper()
+	if path := getenv(EngineEnv); path != "" {
+		begin := time.Now()
+		e, err := AttachEngine(local, path)
+		if err != nil {
+			return nil, err
+		}
+		t.Logf("testkit: remote engine %.12s from %s answers (%s): %s, %s", e.ID, path, time.Since(begin).Round(time.Millisecond), e.Host, e.SSHURL)
+		return e, nil
+	}
+	if getenv("CI") == "true" {
+		return nil, errNoEngineEnv
+	}
+	return startEngine(local, "", engineOwner{kind: ownerTest, pid: os.Getpid()}, t.Logf)
 }
 
 // HoldRemoteEngine keeps the engine RemoteEngine hands out from being
@@ -165,7 +232,7 @@ func HoldRemoteEngine() (release func() error) {
 }
 
 // releaseShared lets go of one hold on the shared engine and removes it when
-// that was the last.
+// that was the last (an attached engine is only let go of).
 func releaseShared() error {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -183,11 +250,12 @@ func releaseShared() error {
 }
 
 // NewRemoteEngine starts a remote engine of t's own, removed (container and
-// volume) when t ends. Use it to Stop and Start an engine.
+// volume) when t ends. Use it to Stop and Start an engine: it is never the
+// one EngineEnv names, which other test processes share.
 func NewRemoteEngine(t testing.TB) *Engine {
 	t.Helper()
 	local := RequireDocker(t)
-	e, err := startEngine(t, local)
+	e, err := startEngine(local, "", engineOwner{kind: ownerTest, pid: os.Getpid()}, t.Logf)
 	if err != nil {
 		t.Fatalf("testkit: remote engine: %v", err)
 	}
@@ -214,7 +282,7 @@ func (e *Engine) Client(t testing.TB) *client.Client {
 // as an engine that goes away. Stopping a stopped engine does nothing.
 func (e *Engine) Stop(t testing.TB) {
 	t.Helper()
-	if e.shared {
+	if e.shared || e.attached {
 		t.Fatal("testkit: Stop on the shared remote engine; use NewRemoteEngine")
 	}
 	e.mu.Lock()
@@ -291,21 +359,32 @@ func (e *Engine) client() (*client.Client, error) {
 		client.WithAPIVersionNegotiation())
 }
 
-// startEngine creates and starts an engine container on local, with its keys
-// in a new directory of its own (removed with the engine).
-func startEngine(t testing.TB, local *client.Client) (*Engine, error) {
-	t.Helper()
-	if err := remoteEngineImage(t, local); err != nil {
+// startEngine creates and starts an engine container on local, owned by
+// owner, with its keys in dir or, when dir is "", in a new directory of its
+// own (removed with the engine). It first removes the engines whose owner
+// is gone (reapEngines).
+func startEngine(local *client.Client, dir string, owner engineOwner, logf func(string, ...any)) (*Engine, error) {
+	if err := remoteEngineImage(local, logf); err != nil {
 		return nil, err
 	}
-	reapEngines(local)
-	dir, err := os.MkdirTemp("", "fetch-remote-engine-")
-	if err != nil {
-		return nil, err
+	reapEngines(local, attachedEngine())
+	ownDir := dir == ""
+	if ownDir {
+		var err error
+		if dir, err = os.MkdirTemp("", "fetch-remote-engine-"); err != nil {
+			return nil, err
+		}
+	}
+	dropDir := func() {
+		if ownDir {
+			os.RemoveAll(dir)
+		} else {
+			removeEngineFiles(dir)
+		}
 	}
 	files, err := engineKeys(dir)
 	if err != nil {
-		os.RemoveAll(dir)
+		dropDir()
 		return nil, err
 	}
 	e := &Engine{
@@ -313,6 +392,8 @@ func startEngine(t testing.TB, local *client.Client) (*Engine, error) {
 		SSHKey:     filepath.Join(dir, "id_ed25519"),
 		KnownHosts: filepath.Join(dir, "known_hosts"),
 		local:      local,
+		owner:      owner,
+		ownDir:     ownDir,
 	}
 	// The ports are chosen here, not by the engine, so that they survive a
 	// stop: one another process takes in between fails the start, and a new
@@ -322,7 +403,7 @@ func startEngine(t testing.TB, local *client.Client) (*Engine, error) {
 	for i := 1; ; i++ {
 		err = e.create(files)
 		if err == nil {
-			t.Logf("testkit: remote engine %.12s up in %s: %s, %s", e.ID, time.Since(begin).Round(time.Millisecond), e.Host, e.SSHURL)
+			logf("testkit: remote engine %.12s up in %s: %s, %s", e.ID, time.Since(begin).Round(time.Millisecond), e.Host, e.SSHURL)
 			return e, nil
 		}
 		if rmErr := e.removeContainer(); rmErr != nil {
@@ -330,11 +411,205 @@ func startEngine(t testing.TB, local *client.Client) (*Engine, error) {
 		}
 		e.ID, e.volume = "", ""
 		if i == attempts {
-			os.RemoveAll(dir)
+			dropDir()
 			return nil, err
 		}
-		t.Logf("testkit: remote engine: %v; trying again", err)
+		logf("testkit: remote engine: %v; trying again", err)
 	}
+}
+
+// engineDesc is engine.json (EngineFile): what another process needs to use
+// an engine that StartEngineIn started, the paths absolute.
+type engineDesc struct {
+	ID         string `json:"id"`
+	Volume     string `json:"volume"`
+	Host       string `json:"host"`
+	CertPath   string `json:"cert_path"`
+	SSHURL     string `json:"ssh_url"`
+	SSHAddr    string `json:"ssh_addr"`
+	SSHKey     string `json:"ssh_key"`
+	KnownHosts string `json:"known_hosts"`
+	OwnerPID   int    `json:"owner_pid"`
+}
+
+// engineFiles are the files StartEngineIn writes into its directory (keys,
+// known_hosts, EngineFile): StopEngineIn removes these and nothing else.
+var engineFiles = []string{"ca.pem", "cert.pem", "key.pem", "id_ed25519", "id_ed25519.pub", "ssh_host_key.pub", "known_hosts", EngineFile}
+
+// engineAttachTimeout bounds the wait for an attached engine to answer: it
+// was started before, so it should answer at once.
+const engineAttachTimeout = 30 * time.Second
+
+// StartEngineIn starts a remote engine for the test processes of a CI run
+// (fetch-test-engine start): owned by the process ownerPID (the shell that
+// will stop it), its keys and its EngineFile in dir, created mode 0700 (an
+// existing dir must be empty). It waits until the engine answers over TLS
+// and SSH and returns the path of the EngineFile, which EngineEnv names to
+// the tests. The engine stays until StopEngineIn(dir), or until a later
+// start (of any test engine on this host) finds ownerPID gone.
+func StartEngineIn(local *client.Client, dir string, ownerPID int, logf func(string, ...any)) (string, error) {
+	// An owner that is gone already would have the engine reaped by the
+	// next start.
+	if ownerPID <= 0 || errors.Is(syscall.Kill(ownerPID, 0), syscall.ESRCH) {
+		return "", fmt.Errorf("testkit: start engine: no process %d to own it", ownerPID)
+	}
+	dir, err := engineDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("testkit: start engine: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); errors.Is(err, os.ErrExist) {
+		ents, rerr := os.ReadDir(dir)
+		if rerr != nil {
+			return "", fmt.Errorf("testkit: start engine: %w", rerr)
+		}
+		if len(ents) > 0 {
+			return "", fmt.Errorf("testkit: start engine: %s is not empty", dir)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return "", fmt.Errorf("testkit: start engine: %w", err)
+		}
+	} else if err != nil {
+		return "", fmt.Errorf("testkit: start engine: %w", err)
+	}
+	e, err := startEngine(local, dir, engineOwner{kind: ownerCI, pid: ownerPID}, logf)
+	if err != nil {
+		return "", fmt.Errorf("testkit: start engine: %w", err)
+	}
+	b, err := json.MarshalIndent(engineDesc{
+		ID: e.ID, Volume: e.volume, Host: e.Host, CertPath: e.CertPath,
+		SSHURL: e.SSHURL, SSHAddr: e.SSHAddr, SSHKey: e.SSHKey, KnownHosts: e.KnownHosts,
+		OwnerPID: ownerPID,
+	}, "", "  ")
+	if err == nil {
+		// Written whole, then renamed: a reader never sees half of it.
+		tmp := filepath.Join(dir, EngineFile+".tmp")
+		if err = os.WriteFile(tmp, append(b, '\n'), 0o600); err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, EngineFile))
+		}
+	}
+	if err != nil {
+		err = errors.Join(err, e.removeContainer())
+		removeEngineFiles(dir)
+		return "", fmt.Errorf("testkit: start engine: write %s: %w", EngineFile, err)
+	}
+	return filepath.Join(dir, EngineFile), nil
+}
+
+// StopEngineIn removes the engine that StartEngineIn(dir) started (its
+// container and volume, found by their labels, so an engine whose start was
+// cut short goes too), the files it wrote in dir, and dir when that leaves
+// it empty. Nothing there is no error: stopping twice is fine.
+func StopEngineIn(local *client.Client, dir string) error {
+	dir, err := engineDir(dir)
+	if err != nil {
+		return fmt.Errorf("testkit: stop engine: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+	defer cancel()
+	f := filters.NewArgs(
+		filters.Arg("label", engineOwnerLabel+"="+ownerCI),
+		filters.Arg("label", engineDirLabel+"="+dir))
+	var errs []error
+	list, err := local.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("list containers: %w", err))
+	}
+	for _, c := range list {
+		err := local.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove container: %w", err))
+		}
+	}
+	vols, err := local.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("list volumes: %w", err))
+	} else {
+		for _, v := range vols.Volumes {
+			err := local.VolumeRemove(ctx, v.Name, true)
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove volume: %w", err))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		// The keys go only with the engine, so that a failed stop can be
+		// tried again.
+		removeEngineFiles(dir)
+		if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("testkit: stop engine: %w", err)
+	}
+	return nil
+}
+
+// engineDir is dir made absolute and clean: it is the engine's label, and
+// engine.json's paths are read by processes with other working directories.
+func engineDir(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("no directory")
+	}
+	return filepath.Abs(dir)
+}
+
+// removeEngineFiles removes what StartEngineIn wrote into dir.
+func removeEngineFiles(dir string) {
+	for _, name := range append(engineFiles, EngineFile+".tmp") {
+		os.Remove(filepath.Join(dir, name))
+	}
+}
+
+// AttachEngine returns the engine that the EngineFile at path describes,
+// once it answers over TLS and SSH. The engine is another process's: Stop
+// refuses it, and letting go of it leaves it running.
+func AttachEngine(local *client.Client, path string) (*Engine, error) {
+	d, err := readEngineDesc(path)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		ID: d.ID, Host: d.Host, CertPath: d.CertPath,
+		SSHURL: d.SSHURL, SSHAddr: d.SSHAddr, SSHKey: d.SSHKey, KnownHosts: d.KnownHosts,
+		local: local, volume: d.Volume, attached: true,
+		owner: engineOwner{kind: ownerCI, pid: d.OwnerPID},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), engineAttachTimeout)
+	defer cancel()
+	if err := e.waitReady(ctx); err != nil {
+		return nil, fmt.Errorf("engine of %s (%.12s): %w", path, d.ID, err)
+	}
+	return e, nil
+}
+
+// readEngineDesc reads and checks an EngineFile.
+func readEngineDesc(path string) (engineDesc, error) {
+	var d engineDesc
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return d, fmt.Errorf("read %s: %w", EngineEnv, err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("read %s %s: %w", EngineEnv, path, err)
+	}
+	for name, v := range map[string]string{"id": d.ID, "volume": d.Volume, "host": d.Host, "cert_path": d.CertPath, "ssh_url": d.SSHURL, "ssh_addr": d.SSHAddr, "ssh_key": d.SSHKey, "known_hosts": d.KnownHosts} {
+		if v == "" {
+			return d, fmt.Errorf("read %s %s: no %s", EngineEnv, path, name)
+		}
+	}
+	return d, nil
+}
+
+// attachedEngine is the engine EngineEnv names, if any: reapEngines leaves
+// it alone whatever its labels say.
+func attachedEngine() engineDesc {
+	path := os.Getenv(EngineEnv)
+	if path == "" {
+		return engineDesc{}
+	}
+	d, _ := readEngineDesc(path)
+	return d
 }
 
 // create makes the volume and the container, copies the keys in, starts it
@@ -368,10 +643,11 @@ func (e *Engine) create(files []ImageFile) error {
 
 	hostname, _ := os.Hostname()
 	labels := map[string]string{
-		engineLabel:     "1",
-		enginePIDLabel:  strconv.Itoa(os.Getpid()),
-		engineHostLabel: hostname,
-		engineDirLabel:  e.CertPath,
+		engineLabel:      "1",
+		engineOwnerLabel: e.owner.kind,
+		enginePIDLabel:   strconv.Itoa(e.owner.pid),
+		engineHostLabel:  hostname,
+		engineDirLabel:   e.CertPath,
 	}
 	name := "fetch-remote-engine-" + randomHex(6)
 	vol, err := e.local.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels})
@@ -508,11 +784,18 @@ func (e *Engine) logTail() string {
 }
 
 // remove removes the engine's container, its volume and its keys; what is
-// already gone is no error.
+// already gone is no error. An attached engine is left alone: its owner
+// removes it.
 func (e *Engine) remove() error {
+	if e.attached {
+		return nil
+	}
 	err := e.removeContainer()
-	if e.CertPath != "" {
+	switch {
+	case e.ownDir:
 		err = errors.Join(err, os.RemoveAll(e.CertPath))
+	case e.CertPath != "":
+		removeEngineFiles(e.CertPath)
 	}
 	return err
 }
@@ -537,30 +820,34 @@ func (e *Engine) removeContainer() error {
 	return errors.Join(errs...)
 }
 
-// reapEngines removes the engine containers and volumes that a test process
-// of this host left behind when it was killed (its pid is gone). Failures
-// are ignored: this is housekeeping.
-func reapEngines(local *client.Client) {
+// reapEngines removes the engine containers and volumes of this host whose
+// owner is gone: a test process that was killed, or a CI shell (.ci/run)
+// that was killed before its trap could stop the engine. An engine whose
+// owner lives is left alone, whatever its kind, and so is keep (the engine
+// this process attached to) and any engine whose owner this version does
+// not know. Failures are ignored: this is housekeeping.
+func reapEngines(local *client.Client, keep engineDesc) {
 	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
 	defer cancel()
 	hostname, _ := os.Hostname()
-	orphan := func(labels map[string]string) bool {
-		if labels[engineHostLabel] != hostname {
-			return false
-		}
-		pid, err := strconv.Atoi(labels[enginePIDLabel])
-		if err != nil || pid <= 0 {
-			return false
-		}
-		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-	}
 	f := filters.NewArgs(filters.Arg("label", engineLabel))
 	list, err := local.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err == nil {
 		for _, c := range list {
-			if orphan(c.Labels) {
-				local.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-				if dir := c.Labels[engineDirLabel]; strings.HasPrefix(filepath.Base(dir), "fetch-remote-engine-") {
+			if keep.ID != "" && c.ID == keep.ID || !ownerGone(c.Labels, hostname) {
+				continue
+			}
+			local.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			dir := c.Labels[engineDirLabel]
+			switch c.Labels[engineOwnerLabel] {
+			case ownerCI:
+				// The CI shell's own directory: only what it was given.
+				if filepath.IsAbs(dir) {
+					removeEngineFiles(dir)
+					os.Remove(dir)
+				}
+			default:
+				if strings.HasPrefix(filepath.Base(dir), "fetch-remote-engine-") {
 					os.RemoveAll(dir)
 				}
 			}
@@ -569,19 +856,43 @@ func reapEngines(local *client.Client) {
 	vols, err := local.VolumeList(ctx, volume.ListOptions{Filters: f})
 	if err == nil {
 		for _, v := range vols.Volumes {
-			if orphan(v.Labels) {
-				local.VolumeRemove(ctx, v.Name, true)
+			if keep.Volume != "" && v.Name == keep.Volume || !ownerGone(v.Labels, hostname) {
+				continue
 			}
+			local.VolumeRemove(ctx, v.Name, true)
 		}
 	}
+}
+
+// ownerGone reports whether the labels name an owner on this host whose
+// process is gone. A test engine (ownerTest, or no owner label: engines of
+// older versions) is owned by the test process that started it; a CI
+// engine (ownerCI) by the shell that runs the whole test run, not by any
+// test process, so a test process finishing never lets it go.
+func ownerGone(labels map[string]string, hostname string) bool {
+	if labels[engineHostLabel] != hostname {
+		return false
+	}
+	switch labels[engineOwnerLabel] {
+	case "", ownerTest, ownerCI:
+	default:
+		return false
+	}
+	pid, err := strconv.Atoi(labels[enginePIDLabel])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // remoteEngineImage makes sure RemoteEngineImage exists and was built by the
 // current scripts/remote-engine.sh (the script labels the image with its
 // hash), running the script otherwise.
-func remoteEngineImage(t testing.TB, local *client.Client) error {
-	t.Helper()
-	script := filepath.Join(repoRoot(t), "scripts", "remote-engine.sh")
+func remoteEngineImage(local *client.Client, logf func(string, ...any)) error {
+	script, err := engineScript()
+	if err != nil {
+		return err
+	}
 	b, err := os.ReadFile(script)
 	if err != nil {
 		return err
@@ -597,12 +908,23 @@ func remoteEngineImage(t testing.TB, local *client.Client) error {
 	if err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("inspect %s: %w", RemoteEngineImage, err)
 	}
-	t.Logf("testkit: %s missing or outdated; running scripts/remote-engine.sh", RemoteEngineImage)
+	logf("testkit: %s missing or outdated; running scripts/remote-engine.sh", RemoteEngineImage)
 	cmd := exec.Command("bash", script, RemoteEngineImage)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("scripts/remote-engine.sh: %w\n%s", err, out)
 	}
 	return nil
+}
+
+// engineScript is the path of scripts/remote-engine.sh in the checkout this
+// package was built from (as repoRoot finds it, without a test: the
+// fetch-test-engine program uses it too).
+func engineScript() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the repository")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "remote-engine.sh"), nil
 }
 
 // engineKeys writes the client's side of the keys into dir (ca.pem, cert.pem,

@@ -12,12 +12,16 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/crypto/ssh"
@@ -277,4 +281,218 @@ func sshDial(t *testing.T, addr string, cfg *ssh.ClientConfig) *ssh.Client {
 	}
 	t.Cleanup(func() { sc.Close() })
 	return sc
+}
+
+// TestSharedEngineUnderCIComesFromCIRun: under CI=true, without EngineEnv,
+// the shared engine is not started by the test process: the failure names
+// the variable.
+func TestSharedEngineUnderCIComesFromCIRun(t *testing.T) {
+	env := map[string]string{"CI": "true"}
+	_, err := sharedEngine(t, nil, func(k string) string { return env[k] })
+	if !errors.Is(err, errNoEngineEnv) || !strings.Contains(err.Error(), EngineEnv) {
+		t.Errorf("sharedEngine under CI=true without %s: %v", EngineEnv, err)
+	}
+}
+
+// TestEngineStartedOutsideTheTests runs the path .ci/run takes: an engine
+// started for a CI shell (StartEngineIn, its owner a live process of its
+// own), described by engine.json with its secrets private, used by a test
+// process (AttachEngine, as RemoteEngine does with EngineEnv) that neither
+// removes it nor lets the stale-engine cleanup remove it, and gone with all
+// it wrote after StopEngineIn.
+func TestEngineStartedOutsideTheTests(t *testing.T) {
+	t.Parallel()
+	local := RequireDocker(t)
+	shell := liveProcess(t)
+	dir := filepath.Join(t.TempDir(), "engine")
+
+	// Refused before anything starts: an owner that is gone, a directory
+	// with something in it.
+	if _, err := StartEngineIn(local, dir, deadPID(t), t.Logf); err == nil {
+		t.Error("StartEngineIn with a dead owner succeeded")
+	}
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartEngineIn(local, full, shell, t.Logf); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("StartEngineIn in a non-empty directory: %v", err)
+	}
+
+	path, err := StartEngineIn(local, dir, shell, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { StopEngineIn(local, dir) })
+	if path != filepath.Join(dir, EngineFile) {
+		t.Errorf("engine.json at %s", path)
+	}
+	for name, want := range map[string]os.FileMode{".": 0o700, "key.pem": 0o600, "id_ed25519": 0o600, EngineFile: 0o600} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Error(err)
+		} else if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", name, fi.Mode().Perm(), want)
+		}
+	}
+
+	// A test process attaches, as RemoteEngine does with EngineEnv set.
+	env := map[string]string{"CI": "true", EngineEnv: path}
+	e, err := sharedEngine(t, local, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.attached || e.CertPath != dir || !strings.HasPrefix(e.Host, "tcp://127.0.0.1:") {
+		t.Errorf("attached engine %+v", e)
+	}
+	if _, err := e.Client(t).Ping(t.Context()); err != nil {
+		t.Errorf("ping over TLS: %v", err)
+	}
+	cfg, err := e.sshConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sshPing(e.SSHAddr, cfg); err != nil {
+		t.Errorf("ssh: %v", err)
+	}
+
+	// Letting go of it, and the stale-engine cleanup of another test
+	// process, leave it running: its owner lives.
+	if err := e.remove(); err != nil {
+		t.Fatal(err)
+	}
+	reapEngines(local, engineDesc{})
+	info, err := local.ContainerInspect(t.Context(), e.ID)
+	if err != nil || !info.State.Running {
+		t.Fatalf("the CI engine after a release and a cleanup: %v (running %v)", err, err == nil && info.State.Running)
+	}
+	if info.Config.Labels[engineOwnerLabel] != ownerCI || info.Config.Labels[enginePIDLabel] != strconv.Itoa(shell) {
+		t.Errorf("labels %v", info.Config.Labels)
+	}
+	if _, err := AttachEngine(local, path); err != nil {
+		t.Errorf("attach again: %v", err)
+	}
+
+	if err := StopEngineIn(local, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.ContainerInspect(t.Context(), e.ID); !cerrdefs.IsNotFound(err) {
+		t.Errorf("the engine's container after stop: %v", err)
+	}
+	if _, err := local.VolumeInspect(t.Context(), e.volume); !cerrdefs.IsNotFound(err) {
+		t.Errorf("the engine's volume after stop: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the engine's directory after stop: %v", err)
+	}
+	if err := StopEngineIn(local, dir); err != nil {
+		t.Errorf("stop again: %v", err)
+	}
+	if _, err := AttachEngine(local, path); err == nil {
+		t.Error("attached to a stopped engine")
+	}
+}
+
+// TestReapEnginesRemovesOnlyWhoseOwnerIsGone: the stale-engine cleanup
+// removes a CI engine whose shell is gone (with its volume and the files
+// in its directory) and a test engine whose process is gone, and leaves a
+// CI engine whose shell lives, the engine this process attached to, and
+// an engine of an owner kind it does not know. The engines are created,
+// not started: the labels are what the cleanup reads.
+func TestReapEnginesRemovesOnlyWhoseOwnerIsGone(t *testing.T) {
+	t.Parallel()
+	local := RequireDocker(t)
+	if err := remoteEngineImage(local, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	live, dead := liveProcess(t), deadPID(t)
+	type fake struct {
+		owner   string
+		pid     int
+		keep    bool // the engine this process attached to
+		removed bool
+	}
+	fakes := map[string]fake{
+		"ci-live":      {owner: ownerCI, pid: live},
+		"ci-dead":      {owner: ownerCI, pid: dead, removed: true},
+		"test-dead":    {owner: ownerTest, pid: dead, removed: true},
+		"old-dead":     {owner: "", pid: dead, removed: true},
+		"ci-attached":  {owner: ownerCI, pid: dead, keep: true},
+		"unknown-dead": {owner: "someone-else", pid: dead},
+	}
+	hostname, _ := os.Hostname()
+	var keep engineDesc
+	ids, vols, dirs := map[string]string{}, map[string]string{}, map[string]string{}
+	for name, f := range fakes {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, EngineFile), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		labels := map[string]string{engineLabel: "1", enginePIDLabel: strconv.Itoa(f.pid), engineHostLabel: hostname, engineDirLabel: dir}
+		if f.owner != "" {
+			labels[engineOwnerLabel] = f.owner
+		}
+		vname := "fetch-reap-test-" + randomHex(6)
+		if _, err := local.VolumeCreate(t.Context(), volume.CreateOptions{Name: vname, Labels: labels}); err != nil {
+			t.Fatal(err)
+		}
+		created, err := local.ContainerCreate(t.Context(), &container.Config{Image: RemoteEngineImage, Labels: labels}, nil, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			local.ContainerRemove(context.Background(), created.ID, container.RemoveOptions{Force: true})
+			local.VolumeRemove(context.Background(), vname, true)
+		})
+		ids[name], vols[name], dirs[name] = created.ID, vname, dir
+		if f.keep {
+			keep = engineDesc{ID: created.ID, Volume: vname}
+		}
+	}
+
+	reapEngines(local, keep)
+	for name, f := range fakes {
+		_, cerr := local.ContainerInspect(t.Context(), ids[name])
+		_, verr := local.VolumeInspect(t.Context(), vols[name])
+		_, ferr := os.Stat(filepath.Join(dirs[name], EngineFile))
+		if f.removed {
+			if !cerrdefs.IsNotFound(cerr) || !cerrdefs.IsNotFound(verr) {
+				t.Errorf("%s: container (%v) or volume (%v) left", name, cerr, verr)
+			}
+			if f.owner == ownerCI && !errors.Is(ferr, os.ErrNotExist) {
+				t.Errorf("%s: its engine.json is left (%v)", name, ferr)
+			}
+			continue
+		}
+		if cerr != nil || verr != nil || ferr != nil {
+			t.Errorf("%s was removed: container %v, volume %v, engine.json %v", name, cerr, verr, ferr)
+		}
+	}
+}
+
+// liveProcess is the pid of a process that lives until t ends.
+func liveProcess(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "infinity")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd.Process.Pid
+}
+
+// deadPID is the pid of a process that has ended (and been waited for).
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }
