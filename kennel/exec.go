@@ -41,6 +41,14 @@ type ExecSpec struct {
 	// safe) and the LineHandler sees only stderr. A write error stops the
 	// run. nil: stdout goes to the LineHandler line by line.
 	Stdout io.Writer
+	// Prepare, when set (with TaskID), runs first in the same exec: its
+	// steps start in Workspace, with Prepare.Env as their environment
+	// (not Env), and Argv then starts in Dir, which the steps may create
+	// (a task's worktree). Their result reaches the LineHandler as one
+	// Prepared line before any other (Follow delivers it again); when a
+	// step that may not fail failed, Argv does not start and the exit
+	// code is shim.ExitPrepareFailed.
+	Prepare *shim.Batch
 	// Started, when set, is called once the process runs (its exec is
 	// created and attached), before any output is read. It must not
 	// block. Pool sets it to time the start for its Metrics.
@@ -107,11 +115,20 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 	if dir == "" {
 		dir = spec.Workspace
 	}
+	argv := spec.Argv
+	if spec.Prepare != nil {
+		var err error
+		if argv, err = shim.PrepareArgv(*spec.Prepare, dir, spec.Argv); err != nil {
+			return Result{}, fmt.Errorf("%s: %w: %w", op, err, ErrInvalid)
+		}
+		dir = spec.Workspace // the steps may make spec.Dir
+	}
 	res, err := k.run(ctx, runSpec{
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
-		argv:      shim.RunArgv(id, k.runOptions(ephemeral, spec.Stdin != nil, spec.Inbox), spec.Argv),
+		prepared:  spec.Prepare != nil,
+		argv:      shim.RunArgv(id, k.runOptions(ephemeral, spec.Stdin != nil, spec.Inbox), argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
@@ -148,6 +165,9 @@ type runSpec struct {
 	stdin     io.Reader // nil: no stdin attached
 	stdout    io.Writer // nil: stdout goes to the LineHandler
 	started   func()    // nil: nobody is told the process runs
+	// prepared: the first stderr line may be the shim's prepared line
+	// (a run with a Prepare, or the log of one).
+	prepared bool
 }
 
 // run executes a runSpec and follows it to its end.
@@ -197,6 +217,9 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	}()
 
 	out := newOutput(fn, k.cfg.MaxLine, k.cfg.StderrTail)
+	if rs.prepared {
+		out.expectPrepared(fn)
+	}
 	copied := make(chan error, 1)
 	go func() { copied <- copyOutput(out, hijack.Reader, rs.stdout) }() // ends at the stream's end or when hijack is closed; waited for below
 
@@ -271,8 +294,8 @@ func copyOutput(out *output, r io.Reader, raw io.Writer) error {
 		return nil
 	}
 	w := &recordingWriter{w: raw}
-	_, err := stdcopy.StdCopy(w, io.MultiWriter(&out.stderr, &out.tail), r)
-	out.stderr.flush()
+	_, err := stdcopy.StdCopy(w, out.errWriter(), r)
+	out.flush()
 	if w.err != nil {
 		return fmt.Errorf("write stdout: %w", w.err)
 	}
@@ -440,6 +463,9 @@ func checkSpec(spec ExecSpec) error {
 		if err := checkTaskID(spec.TaskID); err != nil {
 			return err
 		}
+	}
+	if spec.Prepare != nil && (spec.TaskID == "" || spec.Stdout != nil) {
+		return fmt.Errorf("a run with Prepare needs a TaskID and no raw Stdout: %w", ErrInvalid)
 	}
 	if err := checkInbox(spec); err != nil {
 		return err

@@ -133,6 +133,7 @@ func (k *Kennel) Follow(ctx context.Context, workspace, taskID string, fn LineHa
 		ephemeral: true,
 		argv:      shim.RunArgv(follower, k.runOptions(true, false, false), shim.LogArgv(taskID, true)),
 		dir:       "/",
+		prepared:  true, // the run may have had a Prepare
 	}, fn)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", op, err)

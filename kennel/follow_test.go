@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fetch-dev/fetch/kennel"
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 func TestFollowReadsAFinishedTaskBack(t *testing.T) {
@@ -134,5 +135,54 @@ func TestFollowUnknownTask(t *testing.T) {
 	e.mustExec("true") // untracked runs keep no log
 	if _, err := e.k.Follow(context.Background(), e.ws, "nothing", nil); !errors.Is(err, kennel.ErrNoTask) {
 		t.Errorf("follow of an unknown task: %v", err)
+	}
+}
+
+func TestPrepareRunsInTheRunsExecAndFollowReadsItBack(t *testing.T) {
+	e := newEnv(t)
+	task := newTaskID()
+	dir := filepath.Join(e.ws, "made")
+	spec := kennel.ExecSpec{
+		TaskID: task,
+		Dir:    dir,
+		Env:    []string{"RUN_KEY=sk-run"},
+		Argv:   []string{"sh", "-c", `pwd; echo "key:$RUN_KEY"; echo err >&2`},
+		Prepare: &shim.Batch{Env: []string{"LC_ALL=C"}, Steps: []shim.BatchStep{
+			{Argv: []string{"sh", "-c", `echo "step:$RUN_KEY"; mkdir -p made`}},
+		}},
+	}
+	res, l, err := e.exec(context.Background(), spec)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("exec: %+v, %v (stderr %q)", res, err, res.StderrTail)
+	}
+	want := []string{`{"steps":[{"exit":0,"stdout":"step:\n"}]}`}
+	if diff := cmp.Diff(want, l.prepared); diff != "" {
+		t.Errorf("prepared line (-want +got); the step does not see the run's key:\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{dir, "key:sk-run"}, l.out()); diff != "" {
+		t.Errorf("stdout (-want +got): the command runs in the directory the step made:\n%s", diff)
+	}
+	if string(res.StderrTail) != "err\n" {
+		t.Errorf("stderr tail %q: the prepared line is not stderr", res.StderrTail)
+	}
+
+	// A restarted Fetch reads the prepared line back from the log.
+	l2 := &lines{}
+	if _, err := e.newKennel().Follow(context.Background(), e.ws, task, l2.add); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, l2.prepared); diff != "" {
+		t.Errorf("followed prepared line (-want +got):\n%s", diff)
+	}
+
+	// A failing step: the command never starts.
+	spec.TaskID, spec.Prepare = newTaskID(), &shim.Batch{Steps: []shim.BatchStep{{Argv: []string{"sh", "-c", "exit 128"}}}}
+	spec.Argv = []string{"touch", filepath.Join(e.ws, "ran")}
+	res, l, err = e.exec(context.Background(), spec)
+	if err != nil || res.ExitCode != shim.ExitPrepareFailed || len(l.prepared) != 1 {
+		t.Fatalf("failed prepare: %+v, %v, %q", res, err, l.prepared)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "ran")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran after a failed step: %v", err)
 	}
 }

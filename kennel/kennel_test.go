@@ -211,19 +211,23 @@ func (e *env) processesMatching(mark string) []string {
 
 // lines collects a run's output.
 type lines struct {
-	mu     sync.Mutex
-	stdout []string
-	stderr []string
-	seen   map[string]chan struct{}
+	mu       sync.Mutex
+	stdout   []string
+	stderr   []string
+	prepared []string
+	seen     map[string]chan struct{}
 }
 
 func (l *lines) add(s kennel.Stream, line []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	text := string(line)
-	if s == kennel.Stderr {
+	switch s {
+	case kennel.Prepared:
+		l.prepared = append(l.prepared, text)
+	case kennel.Stderr:
 		l.stderr = append(l.stderr, text)
-	} else {
+	default:
 		l.stdout = append(l.stdout, text)
 	}
 	if ch, ok := l.seen[text]; ok {

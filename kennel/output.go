@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 // Stream tells stdout from stderr.
@@ -14,6 +16,10 @@ type Stream int
 const (
 	Stdout Stream = 1
 	Stderr Stream = 2
+	// Prepared carries, once and before any other line, the result of
+	// ExecSpec.Prepare's steps: a shim.BatchResult as JSON. Follow
+	// delivers it too, from the log, for a run that had one.
+	Prepared Stream = 3
 )
 
 func (s Stream) String() string {
@@ -22,6 +28,8 @@ func (s Stream) String() string {
 		return "stdout"
 	case Stderr:
 		return "stderr"
+	case Prepared:
+		return "prepared"
 	default:
 		return "stream?"
 	}
@@ -41,6 +49,9 @@ type LineHandler func(stream Stream, line []byte)
 type output struct {
 	stdout, stderr lineSplitter
 	tail           ring
+	// first, when set, takes stderr until its first line is known: the
+	// prepared line (shim.PreparedPrefix) of a run with a Prepare.
+	first *firstLine
 }
 
 func newOutput(fn LineHandler, maxLine, tail int) *output {
@@ -54,13 +65,93 @@ func newOutput(fn LineHandler, maxLine, tail int) *output {
 	}
 }
 
+// expectPrepared makes the first stderr line, when it is the shim's
+// prepared line, a Prepared line of its own (its prefix removed), kept out
+// of stderr and its tail.
+func (o *output) expectPrepared(fn LineHandler) {
+	if fn == nil {
+		fn = func(Stream, []byte) {}
+	}
+	o.first = &firstLine{fn: fn, next: io.MultiWriter(&o.stderr, &o.tail)}
+}
+
+// errWriter is where stderr goes.
+func (o *output) errWriter() io.Writer {
+	if o.first != nil {
+		return o.first
+	}
+	return io.MultiWriter(&o.stderr, &o.tail)
+}
+
 // copy reads a multiplexed stream (Docker's stdcopy framing) to its end and
 // delivers the last, unterminated lines.
 func (o *output) copy(r io.Reader) error {
-	_, err := stdcopy.StdCopy(&o.stdout, io.MultiWriter(&o.stderr, &o.tail), r)
-	o.stdout.flush()
-	o.stderr.flush()
+	_, err := stdcopy.StdCopy(&o.stdout, o.errWriter(), r)
+	o.flush()
 	return err
+}
+
+// flush delivers what is pending at the end of the stream.
+func (o *output) flush() {
+	o.stdout.flush()
+	if o.first != nil {
+		o.first.flush()
+	}
+	o.stderr.flush()
+}
+
+// maxPreparedLine bounds the prepared line; a longer first line is
+// ordinary stderr.
+const maxPreparedLine = 1 << 20
+
+// firstLine holds back a stream's first line: the shim's prepared line
+// goes to fn as Prepared; anything else, and everything after it, to next.
+type firstLine struct {
+	fn   LineHandler
+	next io.Writer
+	buf  []byte
+	done bool
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if f.done {
+		return f.next.Write(p)
+	}
+	n := len(p)
+	i := bytes.IndexByte(p, '\n')
+	if i < 0 && len(f.buf)+len(p) <= maxPreparedLine {
+		f.buf = append(f.buf, p...)
+		return n, nil
+	}
+	if i < 0 {
+		i = len(p) - 1 // too long to be the prepared line
+	}
+	f.buf = append(f.buf, p[:i+1]...)
+	f.release()
+	if _, err := f.next.Write(p[i+1:]); err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// release delivers the held line, as Prepared when it is the prepared line.
+func (f *firstLine) release() {
+	f.done = true
+	line := bytes.TrimSuffix(f.buf, []byte("\n"))
+	if rest, ok := bytes.CutPrefix(line, []byte(shim.PreparedPrefix)); ok && len(line) < len(f.buf) {
+		f.fn(Prepared, rest)
+	} else {
+		_, _ = f.next.Write(f.buf)
+	}
+	f.buf = nil
+}
+
+// flush delivers a first line the stream ended in (it is not the prepared
+// line, which ends with a newline).
+func (f *firstLine) flush() {
+	if !f.done && len(f.buf) > 0 {
+		f.release()
+	}
 }
 
 // lineSplitter is an io.Writer that calls fn for every line. A line longer than

@@ -9,6 +9,8 @@ import (
 
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 type gotLine struct {
@@ -218,6 +220,44 @@ func TestTailStartsAtAWholeLine(t *testing.T) {
 			}
 			if got := string(r.bytes()); got != tc.want {
 				t.Fatalf("tail = %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOutputTakesOnlyAFirstPreparedLine(t *testing.T) {
+	prefix := shim.PreparedPrefix
+	tests := []struct {
+		name   string
+		stderr []string // writes, in order
+		want   []gotLine
+		tail   string
+	}{
+		{"prepared line in pieces, then stderr", []string{prefix + `{"st`, `eps":[]}` + "\nerr 1\n", prefix + "forged\n"},
+			[]gotLine{{Prepared, `{"steps":[]}`}, {Stderr, "err 1"}, {Stderr, prefix + "forged"}}, "err 1\n" + prefix + "forged\n"},
+		{"no prepared line", []string{"err 1\n" + prefix + "late\n"},
+			[]gotLine{{Stderr, "err 1"}, {Stderr, prefix + "late"}}, "err 1\n" + prefix + "late\n"},
+		{"an unterminated prefix is stderr", []string{prefix + "cut"},
+			[]gotLine{{Stderr, prefix + "cut"}}, prefix + "cut"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stream bytes.Buffer
+			for _, w := range tt.stderr {
+				stdcopy.NewStdWriter(&stream, stdcopy.Stderr).Write([]byte(w))
+			}
+			var got []gotLine
+			fn := func(s Stream, b []byte) { got = append(got, gotLine{s, string(b)}) }
+			o := newOutput(fn, 1<<10, 1<<10)
+			o.expectPrepared(fn)
+			if err := o.copy(&stream); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+			if tail := string(o.tail.bytes()); tail != tt.tail {
+				t.Errorf("stderr tail %q, want %q (the prepared line is not stderr)", tail, tt.tail)
 			}
 		})
 	}

@@ -3,14 +3,15 @@ package shim
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // CmdBatch runs a sequence of commands given as JSON on stdin in one exec
@@ -40,6 +41,9 @@ const (
 // step that does not allow failure ends the batch.
 type Batch struct {
 	Steps []BatchStep `json:"steps"`
+	// Env, when set, replaces the shim's environment as the steps' base
+	// (the shim's PATH is kept); each step's Env adds to it.
+	Env []string `json:"env,omitempty"`
 }
 
 // BatchStep is one command.
@@ -55,6 +59,15 @@ type BatchStep struct {
 	AllowFail bool `json:"allow_fail,omitempty"`
 	// Capture names the step's trimmed first stdout line for later steps.
 	Capture string `json:"capture,omitempty"`
+	// Captures names the step's stdout lines, in order, like Capture.
+	Captures []string `json:"captures,omitempty"`
+	// Base64: the step's stdout is binary; its result holds it base64
+	// encoded (what a JSON string cannot carry raw).
+	Base64 bool `json:"base64,omitempty"`
+	// Parallel: the step runs at the same time as the parallel steps next
+	// to it (a group); it may not capture. A failure in the group that is
+	// not allowed ends the batch after the whole group.
+	Parallel bool `json:"parallel,omitempty"`
 }
 
 // BatchResult is what a batch printed: one result per step that ran.
@@ -101,12 +114,22 @@ func (b Batch) check() error {
 	if len(b.Steps) == 0 || len(b.Steps) > MaxBatchSteps {
 		return fmt.Errorf("%d steps; want 1 to %d", len(b.Steps), MaxBatchSteps)
 	}
+	for _, kv := range b.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("invalid variable %q", kv)
+		}
+	}
 	for i, s := range b.Steps {
 		if len(s.Argv) == 0 || s.Argv[0] == "" {
 			return fmt.Errorf("step %d: no command", i)
 		}
-		if s.Capture != "" && !captureName.MatchString(s.Capture) {
-			return fmt.Errorf("step %d: invalid capture name %q", i, s.Capture)
+		if s.Parallel && (s.Capture != "" || len(s.Captures) > 0) {
+			return fmt.Errorf("step %d: a parallel step may not capture", i)
+		}
+		for _, name := range append([]string{s.Capture}, s.Captures...) {
+			if name != "" && !captureName.MatchString(name) {
+				return fmt.Errorf("step %d: invalid capture name %q", i, name)
+			}
 		}
 		for _, kv := range s.Env {
 			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -128,47 +151,111 @@ func Captured(stdout string) string {
 	return line
 }
 
-func (b Batch) run(ctx context.Context) BatchResult {
-	vars := map[string]string{}
-	expand := func(s string) string { return Expand(s, vars) }
-	budget := MaxBatchStdout
-	var res BatchResult
-	for _, s := range b.Steps {
-		argv := make([]string, len(s.Argv))
-		for i, a := range s.Argv {
-			argv[i] = expand(a)
-		}
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir = s.Dir
-		cmd.Env = os.Environ()
-		for _, kv := range s.Env {
-			cmd.Env = append(cmd.Env, expand(kv))
-		}
-		cmd.Stdin = nil
-		out := &boundedBuffer{max: budget}
-		errTail := &tailBuffer{max: batchStderrTail}
-		cmd.Stdout, cmd.Stderr = out, errTail
-		r := BatchStepResult{}
-		if err := cmd.Run(); err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				r.Exit = exitCode(ee.ProcessState)
-			} else {
-				r.Exit = 127
-				errTail.Write([]byte(err.Error()))
-			}
-		}
-		budget -= out.buf.Len()
-		r.Stdout, r.Truncated, r.Stderr = out.buf.String(), out.cut, errTail.String()
-		if s.Capture != "" {
-			vars[s.Capture] = Captured(r.Stdout)
-		}
-		res.Steps = append(res.Steps, r)
-		if r.Exit != 0 && !s.AllowFail || ctx.Err() != nil {
-			break
+// Record records what step s printed (stdout) in vars, for later steps.
+func (s BatchStep) Record(stdout string, vars map[string]string) {
+	if s.Capture != "" {
+		vars[s.Capture] = Captured(stdout)
+	}
+	lines := strings.Split(stdout, "\n")
+	for i, name := range s.Captures {
+		if i < len(lines) {
+			vars[name] = strings.TrimSpace(lines[i])
+		} else {
+			vars[name] = ""
 		}
 	}
+}
+
+func (b Batch) run(ctx context.Context) BatchResult {
+	vars := map[string]string{}
+	budget := MaxBatchStdout
+	var res BatchResult
+	for i := 0; i < len(b.Steps); {
+		end := i + 1
+		for b.Steps[i].Parallel && end < len(b.Steps) && b.Steps[end].Parallel {
+			end++
+		}
+		group := b.Steps[i:end]
+		outs := make([]*boundedBuffer, len(group))
+		results := make([]BatchStepResult, len(group))
+		var wg sync.WaitGroup
+		for k, s := range group {
+			// Each step of a group may use what is left; the group's
+			// total is then taken from it.
+			outs[k] = &boundedBuffer{max: budget}
+			wg.Add(1)
+			go func() { // ends with the step; waited for below
+				defer wg.Done()
+				results[k] = b.runOne(ctx, s, vars, outs[k])
+			}()
+		}
+		wg.Wait()
+		stop := false
+		for k, s := range group {
+			r := results[k]
+			budget -= outs[k].buf.Len()
+			if s.Base64 {
+				r.Stdout = base64.StdEncoding.EncodeToString(outs[k].buf.Bytes())
+			} else {
+				s.Record(r.Stdout, vars)
+			}
+			res.Steps = append(res.Steps, r)
+			stop = stop || r.Exit != 0 && !s.AllowFail
+		}
+		if stop || ctx.Err() != nil {
+			break
+		}
+		i = end
+	}
 	return res
+}
+
+// runOne runs step s with the captures in vars (only read here) and its
+// stdout going to out.
+func (b Batch) runOne(ctx context.Context, s BatchStep, vars map[string]string, out *boundedBuffer) BatchStepResult {
+	expand := func(v string) string { return Expand(v, vars) }
+	argv := make([]string, len(s.Argv))
+	for i, a := range s.Argv {
+		argv[i] = expand(a)
+	}
+	errTail := &tailBuffer{max: batchStderrTail}
+	var r BatchStepResult
+	if inProcess(argv) {
+		r.Exit = Main(ctx, argv[1:], out, errTail)
+	} else {
+		env := b.stepEnv()
+		for _, kv := range s.Env {
+			env = append(env, expand(kv))
+		}
+		r.Exit = runStep(ctx, argv, s.Dir, env, out, errTail)
+	}
+	r.Stdout, r.Truncated, r.Stderr = out.buf.String(), out.cut, errTail.String()
+	return r
+}
+
+// runStep runs one step's command (stdin /dev/null) and returns its exit
+// code: 127 when it could not be started.
+func runStep(ctx context.Context, argv []string, dir string, env []string, stdout, stderr io.Writer) int {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return exitCode(ee.ProcessState)
+	default:
+		stderr.Write([]byte(err.Error()))
+		return 127
+	}
+}
+
+// inProcess reports whether argv is a command of this shim that a batch
+// runs without starting a process: forget only removes files.
+func inProcess(argv []string) bool {
+	return len(argv) >= 2 && argv[0] == Path && argv[1] == CmdForget
 }
 
 // boundedBuffer keeps the first max bytes written.

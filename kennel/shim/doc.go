@@ -13,6 +13,8 @@
 //	fetch-shim ps
 //	fetch-shim log    --task ID [--follow]
 //	fetch-shim forget --task ID
+//	fetch-shim batch  < program.json
+//	fetch-shim prepare --dir DIR --batch JSON -- argv...
 //
 // run starts argv in a new session (so its process group id equals its pid),
 // with stdin on /dev/null (its own stdin with --stdin, the task's inbox with
@@ -48,6 +50,11 @@
 //	         child reads what is queued, then EOF. Removed when the run ends.
 //
 // Ephemeral runs (the kennel's untracked execs) remove their files when they end.
+//
+// batch runs a program of commands in one exec (Batch); prepare runs one
+// as the child of run, then replaces itself with argv in DIR, and writes
+// its results as the run's first stderr line (PreparedPrefix), so that the
+// work before a run costs no exec of its own.
 //
 // send outlives the exec that started the run: any later exec (after Fetch
 // restarted and re-attached with log --follow) reaches the same inbox. It

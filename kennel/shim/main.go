@@ -120,6 +120,7 @@ const usage = `usage:
   fetch-shim log    --task ID [--follow]
   fetch-shim forget --task ID
   fetch-shim batch  < program.json
+  fetch-shim prepare --dir DIR --batch JSON -- argv...
 `
 
 // Main runs the program with args (without the program name) and returns its
@@ -136,6 +137,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitUsage
 		}
 		return runBatch(ctx, os.Stdin, stdout, stderr)
+	}
+	if cmd == CmdPrepare {
+		return prepareCommand(ctx, args[1:], stderr)
 	}
 	flags := flag.NewFlagSet("fetch-shim "+cmd, flag.ContinueOnError)
 	flags.SetOutput(stderr)
