@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 // Name identifies a coding CLI. The values are stable: they appear in
@@ -64,6 +66,11 @@ type Task struct {
 	// work tree (a snapshot writes git objects): the caller checks that the
 	// tree did not change.
 	ReadOnly bool
+	// Prepare, when set, runs in the run's own exec before the CLI starts
+	// (kennel.ExecSpec.Prepare: the task's worktree is made there, and
+	// Workdir may not exist before); what it printed is
+	// Outcome.Prepared. A run whose Prepare failed has no CLI output.
+	Prepare *shim.Batch
 }
 
 // dir returns the directory the CLI runs in.

@@ -18,7 +18,7 @@ type Follower interface {
 // calling onEvent for every event in order, follows it while the CLI still
 // runs, and returns how the run ended.
 //
-// The Outcome has no Files: the snapshot Run takes before a run died with
+// The Outcome has no Files, and Prepared when the run had a Prepare: the snapshot Run takes before a run died with
 // the process that took it; the caller measures the changes itself. When
 // the kennel has no trace of the run the error wraps kennel.ErrNoTask; when
 // its wrapper was killed before recording the exit, kennel.ErrTaskLost.
@@ -26,17 +26,14 @@ type Follower interface {
 func Follow(ctx context.Context, f Follower, adapter Adapter, task Task, onEvent func(Event)) (Outcome, error) {
 	name := adapter.Name()
 	s := newStream(adapter.NewParser(task), onEvent)
-	res, err := f.Follow(ctx, task.Workspace, task.ID, func(stream kennel.Stream, line []byte) {
-		if stream == kennel.Stdout {
-			s.line(line)
-		}
-	})
+	res, err := f.Follow(ctx, task.Workspace, task.ID, s.output)
 	s.flush()
 	o := s.tally.outcome(end{
 		exitCode:   res.ExitCode,
 		stderrTail: string(res.StderrTail),
 		stopped:    res.Stopped || ctx.Err() != nil,
 	})
+	o.Prepared = s.prepared
 	if err != nil {
 		return o, fmt.Errorf("harness: follow %s: %w", name, err)
 	}

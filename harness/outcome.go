@@ -27,6 +27,9 @@ type Outcome struct {
 	Question string `json:"question,omitempty"`
 	// SessionID resumes the CLI's session (Task.ResumeID).
 	SessionID string `json:"session_id,omitempty"`
+	// Prepared is what the run's Task.Prepare printed (a
+	// shim.BatchResult as JSON); nil without one.
+	Prepared []byte `json:"-"`
 	// Usage is the sum of the run's usage events.
 	Usage Usage `json:"usage"`
 	// Error says why the run did not succeed, for the user: the CLI's own
@@ -182,6 +185,8 @@ type stream struct {
 	parser  Parser
 	onEvent func(Event)
 	tally   tally
+	// prepared is the run's kennel.Prepared line.
+	prepared []byte
 }
 
 func newStream(p Parser, onEvent func(Event)) *stream {
@@ -189,6 +194,19 @@ func newStream(p Parser, onEvent func(Event)) *stream {
 }
 
 func (s *stream) line(b []byte) { s.parser.Parse(b, s.emit) }
+
+// output is the run's kennel.LineHandler: stdout goes to the parser, the
+// prepared line is kept for the Outcome, stderr is left to the tail.
+func (s *stream) output(stream kennel.Stream, line []byte) {
+	switch stream {
+	case kennel.Stdout:
+		s.line(line)
+	case kennel.Prepared:
+		if s.prepared == nil {
+			s.prepared = append([]byte(nil), line...)
+		}
+	}
+}
 
 func (s *stream) flush() { s.parser.Flush(s.emit) }
 

@@ -61,17 +61,14 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 		Env:       inv.Env,
 		TaskID:    task.ID,
 		Timeout:   task.Timeout,
+		Prepare:   task.Prepare,
 	}
 	if prepare != nil {
 		if err := prepare(&spec); err != nil {
 			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)
 		}
 	}
-	res, execErr := runner.Exec(ctx, spec, func(stream kennel.Stream, line []byte) {
-		if stream == kennel.Stdout {
-			s.line(line)
-		}
-	})
+	res, execErr := runner.Exec(ctx, spec, s.output)
 	if ended != nil {
 		ended()
 	}
@@ -88,6 +85,7 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 		stopped:    res.Stopped || ctx.Err() != nil,
 		program:    inv.Argv[0],
 	})
+	o.Prepared = s.prepared
 
 	if !measure {
 		if ctx.Err() != nil {

@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact"},
 	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "internal/redact", "instincts"},
 	// harness prices the tokens of CLIs that report no dollars.
-	"harness": {"kennel", "internal/gitrun", "internal/price"},
+	"harness": {"kennel", "kennel/shim", "internal/gitrun", "internal/price"},
 	// price: the table of model prices, with its sources.
 	"internal/price": {},
 	"identity":       {},

@@ -27,6 +27,15 @@ type Step struct {
 	// Capture names the step's trimmed first stdout line; "${name}" in a
 	// later step's Args, Argv or Env is replaced by it.
 	Capture string
+	// Captures names the step's stdout lines, in order, like Capture.
+	Captures []string
+	// Base64: the step's stdout is binary, and its StepResult.Stdout
+	// holds it base64 encoded (a shim without batch cannot run such a
+	// step: it fails with exit 127).
+	Base64 bool
+	// Parallel: the step runs at the same time as the parallel steps next
+	// to it; it may not capture (shim.BatchStep.Parallel).
+	Parallel bool
 }
 
 // StepResult is how one step of a batch ended.
@@ -61,20 +70,11 @@ const maxBatchJSON = 64 << 20
 // StepResult.Err). A kennel image whose shim has no batch command gets the
 // steps one exec each, with the same meaning.
 func (g *Git) Batch(ctx context.Context, workspace string, steps []Step) ([]StepResult, error) {
-	prog := shim.Batch{}
-	for i, s := range steps {
-		argv := s.Argv
-		if len(argv) == 0 {
-			argv = append(append([]string{"git"}, Hardening...), s.Args...)
-		}
-		for _, kv := range s.Env {
-			k, _, _ := strings.Cut(kv, "=")
-			if !slices.Contains(extraEnv, k) {
-				return nil, fmt.Errorf("git batch: step %d: variable %s is not allowed", i, k)
-			}
-		}
-		prog.Steps = append(prog.Steps, shim.BatchStep{Argv: argv, Env: s.Env, Dir: s.Dir, AllowFail: s.AllowFail, Capture: s.Capture})
+	prog, err := Program(steps)
+	if err != nil {
+		return nil, fmt.Errorf("git batch: %w", err)
 	}
+	prog.Env = nil // the exec's environment is Env already
 	in, err := json.Marshal(prog)
 	if err != nil {
 		return nil, fmt.Errorf("git batch: %w", err)
@@ -94,24 +94,62 @@ func (g *Git) Batch(ctx context.Context, workspace string, steps []Step) ([]Step
 	if res.ExitCode == shim.ExitUsage && strings.Contains(string(res.StderrTail), "unknown command") {
 		return g.stepByStep(ctx, workspace, steps)
 	}
+	if res.ExitCode == shim.ExitUsage && strings.Contains(string(res.StderrTail), "unknown field") {
+		return nil, fmt.Errorf("git batch: %w", ErrOldShim)
+	}
 	if res.ExitCode != 0 {
 		return nil, fmt.Errorf("git batch: exit code %d: %s", res.ExitCode, strings.TrimSpace(string(res.StderrTail)))
 	}
 	if out.Cut() {
 		return nil, fmt.Errorf("git batch: output over %d bytes", maxBatchJSON)
 	}
+	results, err := Results(out.Bytes(), steps)
+	if err != nil {
+		return nil, fmt.Errorf("git batch: %w", err)
+	}
+	return results, nil
+}
+
+// Program is the shim's program for steps (git with Hardening, under Env):
+// what Batch runs, and what a run's kennel.ExecSpec.Prepare takes.
+func Program(steps []Step) (shim.Batch, error) {
+	prog := shim.Batch{Env: slices.Clone(Env)}
+	for i, s := range steps {
+		argv := s.Argv
+		if len(argv) == 0 {
+			argv = append(append([]string{"git"}, Hardening...), s.Args...)
+		}
+		for _, kv := range s.Env {
+			k, _, _ := strings.Cut(kv, "=")
+			if !slices.Contains(extraEnv, k) {
+				return shim.Batch{}, fmt.Errorf("step %d: variable %s is not allowed", i, k)
+			}
+		}
+		prog.Steps = append(prog.Steps, s.shim(argv))
+	}
+	return prog, nil
+}
+
+// Results reads the results of steps from what their program printed (a
+// shim.BatchResult as JSON).
+func Results(printed []byte, steps []Step) ([]StepResult, error) {
 	var br shim.BatchResult
-	if err := json.Unmarshal(out.Bytes(), &br); err != nil {
-		return nil, fmt.Errorf("git batch: read the results: %w", err)
+	if err := json.Unmarshal(printed, &br); err != nil {
+		return nil, fmt.Errorf("read the results: %w", err)
 	}
 	if len(br.Steps) == 0 || len(br.Steps) > len(steps) {
-		return nil, fmt.Errorf("git batch: %d results for %d steps", len(br.Steps), len(steps))
+		return nil, fmt.Errorf("%d results for %d steps", len(br.Steps), len(steps))
 	}
 	results := make([]StepResult, len(br.Steps))
 	for i, r := range br.Steps {
 		results[i] = StepResult{Exit: r.Exit, Stdout: r.Stdout, Truncated: r.Truncated, Stderr: r.Stderr, args: stepArgs(steps[i])}
 	}
 	return results, nil
+}
+
+// shim is the shim's step for s, which runs argv.
+func (s Step) shim(argv []string) shim.BatchStep {
+	return shim.BatchStep{Argv: argv, Env: s.Env, Dir: s.Dir, AllowFail: s.AllowFail, Capture: s.Capture, Captures: s.Captures, Base64: s.Base64, Parallel: s.Parallel}
 }
 
 func stepArgs(s Step) []string {
@@ -134,7 +172,11 @@ func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([
 	var results []StepResult
 	for _, s := range steps {
 		var r StepResult
-		if len(s.Argv) > 0 {
+		switch {
+		case s.Base64:
+			// Binary output does not survive the line handler.
+			r = StepResult{Exit: 127, Stderr: "the kennel's fetch-shim has no batch command, which binary output needs", args: stepArgs(s)}
+		case len(s.Argv) > 0:
 			argv := expand(s.Argv)
 			var stdout strings.Builder
 			res, err := g.exec.Exec(ctx, kennel.ExecSpec{Workspace: workspace, Dir: s.Dir, Argv: argv, Env: slices.Clone(Env), Timeout: DefaultTimeout}, func(st kennel.Stream, line []byte) {
@@ -147,7 +189,7 @@ func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([
 				return results, fmt.Errorf("git batch: %w", err)
 			}
 			r = StepResult{Exit: res.ExitCode, Stdout: stdout.String(), Stderr: string(res.StderrTail), args: argv}
-		} else {
+		default:
 			args := expand(s.Args)
 			out, err := g.Run(ctx, Cmd{Workspace: workspace, Dir: s.Dir, Args: args, Env: expand(s.Env)})
 			r = StepResult{Stdout: out.Stdout, Truncated: out.Truncated, args: args}
@@ -157,9 +199,7 @@ func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([
 				return results, err
 			}
 		}
-		if s.Capture != "" {
-			vars[s.Capture] = shim.Captured(r.Stdout)
-		}
+		s.shim(nil).Record(r.Stdout, vars)
 		results = append(results, r)
 		if r.Exit != 0 && !s.AllowFail {
 			break

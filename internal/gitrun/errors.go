@@ -1,6 +1,7 @@
 package gitrun
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -43,3 +44,7 @@ func RedactURL(a string) string {
 	}
 	return a
 }
+
+// ErrOldShim: the kennel image's fetch-shim is older than this Fetch and
+// cannot read the batch it was given.
+var ErrOldShim = errors.New("the kennel image's fetch-shim is older than this Fetch: rebuild the kennel image (scripts/build-images.sh)")

@@ -39,6 +39,10 @@ var Hardening = []string{
 	"-c", "core.quotePath=false",
 	"-c", "commit.gpgSign=false",
 	"-c", "tag.gpgSign=false",
+	// No maintenance started behind a commit: it would cost the batch a
+	// process or more, and is the workspace owner's business.
+	"-c", "maintenance.auto=false",
+	"-c", "gc.auto=0",
 }
 
 // Env is the whole environment of every git command: an allowlist, never

@@ -364,3 +364,30 @@ func TestWorktreeKeptUntilMergedOrDiscarded(t *testing.T) {
 		t.Fatalf("discarded branch still there: %q", out)
 	}
 }
+
+// The worktree is made in the run's own exec: a workspace with no commit
+// to branch from fails the task before the CLI starts, with nothing to
+// record.
+func TestNoCommitToBranchFromFailsBeforeTheCLI(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{})
+	path := e.workspace(t, k, "app")
+	gitOut(t, path, "symbolic-ref", "HEAD", "refs/heads/unborn")
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "touch a file [file:x.txt]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.Failed || !strings.Contains(got.Error, "could not make the task's branch") || !strings.Contains(got.Error, "no commit to branch from") {
+		t.Fatalf("task = %+v", got)
+	}
+	if got.Worktree != "" || got.Branch != "" || got.Patch != "" {
+		t.Errorf("a task whose worktree was not made keeps %q, %q, %q", got.Worktree, got.Branch, got.Patch)
+	}
+	if _, err := os.Stat(filepath.Join(path, "x.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the CLI ran: %v", err)
+	}
+	if out := gitOut(t, path, "branch", "--list", "fetch/*"); strings.TrimSpace(out) != "" {
+		t.Errorf("branches made: %q", out)
+	}
+}

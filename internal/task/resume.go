@@ -92,15 +92,22 @@ func (c *carrier) replay() func(harness.Event) {
 // carry runs the task's run (or, with attach, follows it) until its end is
 // known. ctx is the run's context (a cancel or Close ends it), bg the
 // engine's (only Close ends it).
-func (c *carrier) carry(ctx, bg context.Context, attach bool) (harness.Outcome, error, runEnd) {
+func (c *carrier) carry(ctx, bg context.Context, attach bool) (out harness.Outcome, err error, end runEnd) {
 	name := harness.Name(c.t.Harness)
-	var out harness.Outcome
-	var err error
 	if attach {
 		out, err = c.e.cfg.Runner.Attach(ctx, name, c.ht, c.pass)
 	} else {
 		out, err = c.run(ctx, name)
 	}
+	// The prepared line (the worktree the run made) comes once, with the
+	// first stream; a later follow may not see it again (its kennel lost
+	// the run).
+	prepared := out.Prepared
+	defer func() {
+		if prepared != nil {
+			out.Prepared = prepared
+		}
+	}()
 	following := attach // the stream was a follow, whose end stops nothing
 	for refollows := 0; ; {
 		cause := context.Cause(ctx)
@@ -167,6 +174,9 @@ func (c *carrier) carry(ctx, bg context.Context, attach bool) (harness.Outcome, 
 		}
 		c.log.Info("following the run again", "running", st.Running, "seen_events", c.seen)
 		out, err = c.e.cfg.Runner.Attach(fctx, name, c.ht, c.replay())
+		if prepared == nil {
+			prepared = out.Prepared
+		}
 		following = !stopping
 		if stopping && err == nil {
 			return out, err, endSeen

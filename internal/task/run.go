@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 // eventBuffer is how many harness events wait for the event log writer.
@@ -92,6 +94,8 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	// before is the workspace as an Ask run found it, taken when this
 	// process starts the run (nil when it follows one after a restart).
 	var before *workspace.Fingerprint
+	// plan is the worktree this run makes, when it makes one.
+	var plan *workspace.WorktreePlan
 	if !attach {
 		if t.Mode == Ask {
 			fp, err := e.cfg.Workspaces.Fingerprint(ctx, t.Workspace)
@@ -102,12 +106,16 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 			before, t.Base = &fp, fp.Head
 		}
 		if t.Mode == Work && t.Worktree == "" {
-			wt, err := e.cfg.Workspaces.AddWorktree(ctx, t.Workspace, t.ID, e.forgets.take(t.Workspace)...)
+			// The worktree is made in the run's own exec, before the CLI
+			// starts (harness.Task.Prepare); its base is read from what
+			// that printed when the run ends (readPrepared).
+			p, err := e.cfg.Workspaces.PlanWorktree(ctx, t.Workspace, t.ID)
 			if err != nil {
-				log.Error("add worktree", "err", err)
+				log.Error("plan worktree", "err", err)
 				return e.finish(ctx, t, Failed, "could not make the task's branch: "+err.Error())
 			}
-			t.Worktree, t.Branch, t.Base, t.BaseBranch = wt.Path, wt.Branch, wt.Base, wt.BaseBranch
+			plan = &p
+			t.Worktree, t.Branch, t.Base, t.BaseBranch = p.Worktree.Path, p.Worktree.Branch, "", ""
 		}
 		t.Runs++
 		t.RunID = runID(t.ID, t.Runs)
@@ -117,12 +125,22 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 			return false
 		}
 		if cur, err := e.Get(ctx, t.ID); err == nil && cur.CancelRequested {
+			if plan != nil { // not made: nothing to record
+				cur.Worktree, cur.Branch = "", ""
+			}
 			return e.finish(ctx, cur, Cancelled, "cancelled by the owner")
 		}
 		e.notify(ctx, Update{Kind: Started, Task: t})
 	}
 	ht := e.harnessTask(t)
 	ht.Workspace = wsPath
+	if plan != nil {
+		prog, err := gitrun.Program(plan.Steps)
+		if err != nil {
+			return e.finish(ctx, t.unplanned(), Failed, "could not make the task's branch: "+err.Error())
+		}
+		ht.Prepare = &prog
+	}
 
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
@@ -183,6 +201,24 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		return false
 	}
 	cur.Worktree, cur.Branch, cur.Base, cur.BaseBranch, cur.RunID, cur.Runs, cur.RunStartedAt = t.Worktree, t.Branch, t.Base, t.BaseBranch, t.RunID, t.Runs, t.RunStartedAt
+	if cur.Mode == Work && cur.Worktree != "" && cur.Base == "" {
+		made, err := e.readPrepared(cctx, cur, out)
+		switch {
+		case errors.Is(err, errNotPrepared):
+			// The run ended (or its kennel lost it) before it said
+			// what it made: the worktree and branch are kept as they
+			// may be, unrecorded (no base to diff from); the end says
+			// why.
+			log.Warn("the run's worktree is unknown", "err", err)
+		case err != nil:
+			log.Error("make worktree", "err", err)
+			cur.ExitCode, cur.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
+			return e.finish(cctx, cur.unplanned(), Failed, "could not make the task's branch: "+err.Error())
+		default:
+			cur.Base, cur.BaseBranch = made.Base, made.BaseBranch
+		}
+		t.Worktree, t.Branch, t.Base, t.BaseBranch = cur.Worktree, cur.Branch, cur.Base, cur.BaseBranch
+	}
 	if next, again, reason := e.afterSteer(cctx, st, cur, out); again {
 		return e.drive(ctx, next, false) // an approved plan, carried out
 	} else if reason != "" {
@@ -241,6 +277,27 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		}
 	}
 	return e.conclude(cctx, cur, out, err, lim)
+}
+
+// errNotPrepared: the run printed nothing about its worktree.
+var errNotPrepared = errors.New("the run ended before it made the worktree")
+
+// readPrepared reads the worktree t's run made before its CLI started
+// (harness.Outcome.Prepared) for its base. A run that printed nothing
+// made nothing: it never started, or its kennel lost it.
+func (e *Engine) readPrepared(ctx context.Context, t Task, out harness.Outcome) (workspace.Worktree, error) {
+	printed := out.Prepared
+	if printed == nil && out.ExitCode == shim.ExitUsage && strings.Contains(out.StderrTail, "unknown command") {
+		return workspace.Worktree{}, errors.New("the kennel image's fetch-shim is older than this Fetch (it has no prepare command): rebuild the image (scripts/build-images.sh)")
+	}
+	if printed == nil {
+		return workspace.Worktree{}, errNotPrepared
+	}
+	plan, err := e.cfg.Workspaces.PlanWorktree(ctx, t.Workspace, t.ID)
+	if err != nil {
+		return workspace.Worktree{}, err
+	}
+	return plan.Read(printed)
 }
 
 // unchanged checks, in the kennel, that an Ask run left its workspace as
@@ -407,6 +464,9 @@ func reasonOr(reason, def string) string {
 // *SecretsError): the commit is undone. All of its git runs in the
 // workspace's kennel (package workspace).
 func (e *Engine) record(ctx context.Context, t *Task, state State) error {
+	if t.Base == "" {
+		return errNotPrepared
+	}
 	wt := t.worktree()
 	if e.cfg.Workspaces.Local(ctx, t.Workspace) {
 		// On another engine the worktree is in its kennel only; Record

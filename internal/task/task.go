@@ -138,6 +138,13 @@ func (t Task) worktree() workspace.Worktree {
 	return workspace.Worktree{Workspace: t.Workspace, Path: t.Worktree, Branch: t.Branch, Base: t.Base, BaseBranch: t.BaseBranch}
 }
 
+// unplanned is t without the worktree its run was to make and did not:
+// there is nothing to record.
+func (t Task) unplanned() Task {
+	t.Worktree, t.Branch, t.Base, t.BaseBranch = "", "", "", ""
+	return t
+}
+
 // ValidateGoal checks a goal's length and content.
 func ValidateGoal(goal string) error {
 	switch n := utf8.RuneCountInString(goal); {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -34,51 +35,123 @@ type Worktree struct {
 
 // AddWorktree makes a worktree for task id on a new branch fetch/<id> from
 // the workspace's current commit, in one exec. The workspace must have at
-// least one commit. id must be a valid name (ValidateName). The steps also
-// run in the same exec afterwards, whatever they return (housekeeping such
-// as forgetting the logs of ended runs).
-func (r *Registry) AddWorktree(ctx context.Context, name, id string, also ...gitrun.Step) (Worktree, error) {
+// least one commit. id must be a valid name (ValidateName).
+func (r *Registry) AddWorktree(ctx context.Context, name, id string) (Worktree, error) {
+	plan, err := r.PlanWorktree(ctx, name, id)
+	if err != nil {
+		return Worktree{}, err
+	}
 	p, err := r.Path(name)
 	if err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree: %w", err)
 	}
-	if err := ValidateName(id); err != nil {
-		return Worktree{}, fmt.Errorf("workspace: add worktree: task id: %w", err)
-	}
-	if !r.isRepo(ctx, name, p) {
-		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, ErrNotGit)
-	}
-	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id}
-	// One exec: the base, the branch it is on, .fetch/ kept out of the
-	// workspace's own status (the exclude file is written in the kennel: a
-	// .git planted as a symlink must not lead a host write out of the
-	// workspace), and the worktree.
-	res, err := r.gitrun.Batch(ctx, p, append([]gitrun.Step{
-		{Args: []string{"rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, Capture: "base"},
-		{Args: []string{"symbolic-ref", "--quiet", "--short", "HEAD"}, AllowFail: true},
-		{Args: []string{"rev-parse", "--git-path", "info/exclude"}, Capture: "exclude"},
-		gitrun.ExcludeStep("", "${exclude}", "/.fetch/"),
-		{Args: []string{"worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, "${base}"}},
-	}, background(also)...))
+	res, err := r.gitrun.Batch(ctx, p, plan.Steps)
 	if err != nil {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 	}
-	if err := res[0].Err(); err != nil {
-		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
+	return plan.Made(res)
+}
+
+// WorktreePlan is a task's worktree before it is made: the steps that make
+// it, to run in the kennel (Batch, or the task's own run as its
+// kennel.ExecSpec.Prepare, so that making it costs no exec of its own),
+// and the Worktree they make, without its Base until Made reads it.
+type WorktreePlan struct {
+	Worktree Worktree
+	Steps    []gitrun.Step
+}
+
+// PlanWorktree plans the worktree AddWorktree makes; the same rules hold.
+// The plan of a task is the same every time (a restarted Fetch makes it
+// again to Read what its run printed).
+func (r *Registry) PlanWorktree(ctx context.Context, name, id string) (WorktreePlan, error) {
+	p, err := r.Path(name)
+	if err != nil {
+		return WorktreePlan{}, fmt.Errorf("workspace: add worktree: %w", err)
 	}
-	for i, st := range res[:min(len(res), 5)] {
-		if err := st.Err(); err != nil && i != 1 { // HEAD may be detached
+	if err := ValidateName(id); err != nil {
+		return WorktreePlan{}, fmt.Errorf("workspace: add worktree: task id: %w", err)
+	}
+	if r.gitrun == nil {
+		return WorktreePlan{}, fmt.Errorf("workspace: add worktree: %w", ErrNoKennel)
+	}
+	if !r.isRepo(ctx, name, p) {
+		return WorktreePlan{}, fmt.Errorf("workspace: add worktree in %s: %w", name, ErrNotGit)
+	}
+	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id}
+	// The base, the branch it is on, .fetch/ kept out of the workspace's
+	// own status (the exclude file is written in the kennel: a .git planted
+	// as a symlink must not lead a host write out of the workspace), and
+	// the worktree.
+	return WorktreePlan{Worktree: wt, Steps: []gitrun.Step{
+		// One git for three answers, a line each: the commit to branch
+		// from (it fails when there is none), the exclude file, and the
+		// branch HEAD is on ("HEAD" when detached).
+		{Args: []string{"rev-parse", "HEAD^{commit}", "--git-path", "info/exclude", "--symbolic-full-name", "HEAD"}, Captures: []string{"base", "exclude"}},
+		withParallel(gitrun.ExcludeStep("", "${exclude}", "/.fetch/")),
+		{Args: []string{"worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, "${base}"}, Parallel: true},
+	}}, nil
+}
+
+// planSteps is how many steps a plan has.
+const planSteps = 3
+
+// Read reads what the plan's steps printed (a shim.BatchResult as JSON:
+// kennel.Prepared) into the Worktree they made, as Made does.
+func (p WorktreePlan) Read(printed []byte) (Worktree, error) {
+	res, err := gitrun.Results(printed, p.Steps)
+	if err != nil {
+		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", p.Worktree.Workspace, err)
+	}
+	return p.Made(res)
+}
+
+// Made reads the results of the plan's steps: the Worktree with its Base
+// and BaseBranch, or why it could not be made.
+func (p WorktreePlan) Made(res []gitrun.StepResult) (Worktree, error) {
+	wt, name := p.Worktree, p.Worktree.Workspace
+	if len(res) > 0 {
+		if err := res[0].Err(); err != nil {
+			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
+		}
+	}
+	for _, st := range res {
+		if err := st.Err(); err != nil {
 			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 		}
 	}
-	if len(res) < 5 {
+	if len(res) < planSteps {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the batch ended after %d steps", name, len(res))
 	}
-	wt.Base = strings.TrimSpace(res[0].Stdout)
-	if res[1].Exit == 0 {
-		wt.BaseBranch = strings.TrimSpace(res[1].Stdout)
+	lines := strings.Split(res[0].Stdout, "\n")
+	if len(lines) < 3 || !isObjectID(strings.TrimSpace(lines[0])) {
+		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: git rev-parse printed %q", name, res[0].Stdout)
+	}
+	wt.Base = strings.TrimSpace(lines[0])
+	wt.BaseBranch, _ = strings.CutPrefix(strings.TrimSpace(lines[2]), "refs/heads/")
+	if wt.BaseBranch == "HEAD" { // detached
+		wt.BaseBranch = ""
 	}
 	return wt, nil
+}
+
+// withParallel marks s to run at the same time as its neighbours.
+func withParallel(s gitrun.Step) gitrun.Step {
+	s.Parallel = true
+	return s
+}
+
+// isObjectID reports whether s is a full SHA-1 or SHA-256 object name.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Commit records everything in the worktree (tracked changes and new files,
@@ -291,7 +364,7 @@ type Recorded struct {
 	Diff Diff
 	// Committed: there was something to commit.
 	Committed bool
-	// Tip is the branch's head afterwards.
+	// Tip is the branch's head in Bundle; empty without one.
 	Tip string
 	// Bundle is the branch's bundle (RecordOptions.Bundle); nil when the
 	// branch adds nothing, or the bundle was over what one exec's output
@@ -315,24 +388,20 @@ func (r *Registry) Record(ctx context.Context, wt Worktree, message string, o Re
 		{Dir: wt.Path, Args: []string{"add", "--all"}},
 		// Exit 1 when there is nothing to commit.
 		{Dir: wt.Path, Args: append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message), AllowFail: true},
-		{Dir: wt.Path, Args: []string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--"}},
-		{Dir: wt.Path, Args: []string{"diff", "--binary", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--"}},
-		{Dir: wt.Path, Args: []string{"log", "--no-show-signature", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--"}},
-		{Dir: wt.Path, Args: []string{"rev-parse", "--verify", "HEAD^{commit}"}},
+		// The numstat (NUL-terminated records), an empty record, then the
+		// patch: one git for both.
+		// What follows only reads: at the same time.
+		{Dir: wt.Path, Args: []string{"diff", "--numstat", "-z", "--binary", "--patch", "--no-renames", "--no-ext-diff", "--no-textconv", rng, "--"}, Parallel: true},
+		{Dir: wt.Path, Args: []string{"log", "--no-show-signature", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--"}, Parallel: true},
 	}
-	const fixed = 6
+	const fixed = 4
 	if o.Bundle {
-		file := "/tmp/fetch-record-" + filepath.Base(wt.Path) + ".bundle"
-		create := []string{"bundle", "create", "--quiet", file, "refs/heads/" + wt.Branch}
+		create := []string{"bundle", "create", "--quiet", "-", "refs/heads/" + wt.Branch}
 		if !o.FullBundle {
 			create = append(create, "^"+wt.Base)
 		}
-		steps = append(steps,
-			// Fails on an empty bundle (the branch adds nothing).
-			gitrun.Step{Dir: wt.Path, Args: create, AllowFail: true},
-			gitrun.Step{Argv: []string{"base64", "-w0", "--", file}, AllowFail: true},
-			gitrun.Step{Argv: []string{"rm", "-f", "--", file}, AllowFail: true},
-		)
+		// To stdout; fails on an empty bundle (the branch adds nothing).
+		steps = append(steps, gitrun.Step{Dir: wt.Path, Args: create, AllowFail: true, Base64: true, Parallel: true})
 	}
 	steps = append(steps, background(o.Also)...)
 	res, err := r.gitrun.Batch(ctx, p, steps)
@@ -350,13 +419,14 @@ func (r *Registry) Record(ctx context.Context, wt Worktree, message string, o Re
 	if len(res) < fixed {
 		return Recorded{}, fmt.Errorf("workspace: record %s: the batch ended after %d steps", wt.Branch, len(res))
 	}
-	rec := Recorded{Committed: res[1].Exit == 0, Tip: strings.TrimSpace(res[5].Stdout)}
-	rec.Diff.Files = parseNumstat(res[2].Stdout)
-	rec.Diff.Patch, rec.Diff.Truncated = res[3].Stdout, res[3].Truncated
-	rec.Diff.Commits = parseLog(res[4].Stdout)
-	if o.Bundle && len(res) >= fixed+2 && res[fixed].Exit == 0 && res[fixed+1].Exit == 0 && !res[fixed+1].Truncated {
-		if b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(res[fixed+1].Stdout)); err == nil {
-			rec.Bundle = b
+	rec := Recorded{Committed: res[1].Exit == 0}
+	num, patch := splitNumstatPatch(res[2].Stdout)
+	rec.Diff.Files = parseNumstat(num)
+	rec.Diff.Patch, rec.Diff.Truncated = patch, res[2].Truncated
+	rec.Diff.Commits = parseLog(res[3].Stdout)
+	if o.Bundle && len(res) > fixed && res[fixed].Exit == 0 && !res[fixed].Truncated {
+		if b, err := base64.StdEncoding.DecodeString(res[fixed].Stdout); err == nil {
+			rec.Bundle, rec.Tip = b, bundleTip(b, "refs/heads/"+wt.Branch)
 		}
 	}
 	return rec, nil
@@ -373,6 +443,32 @@ func (r *Registry) Uncommit(ctx context.Context, wt Worktree) error {
 		return fmt.Errorf("workspace: uncommit %s: %w", wt.Branch, err)
 	}
 	return nil
+}
+
+// bundleTip reads what ref points at from a git bundle's header (its
+// "<object id> <ref>" lines, after the signature and the prerequisites,
+// up to an empty line); "" when the header does not name ref. Mirror.Take
+// checks it against the bundle again.
+func bundleTip(bundle []byte, ref string) string {
+	header, _, _ := bytes.Cut(bundle, []byte("\n\n"))
+	for _, line := range strings.Split(string(header), "\n") {
+		if id, name, ok := strings.Cut(line, " "); ok && name == ref && isObjectID(id) {
+			return id
+		}
+	}
+	return ""
+}
+
+// splitNumstatPatch splits what `git diff --numstat -z --patch` printed:
+// the numstat's records, each ending with NUL, an empty record, then the
+// patch. No record is empty (each holds a path), so the first NUL NUL
+// ends the numstat.
+func splitNumstatPatch(out string) (num, patch string) {
+	i := strings.Index(out, "\x00\x00")
+	if i < 0 {
+		return out, ""
+	}
+	return out[:i+1], out[i+2:]
 }
 
 func parseNumstat(num string) []FileStat {
