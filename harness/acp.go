@@ -175,8 +175,12 @@ type acpDialogue struct {
 	nextID  int
 }
 
-func newACPDialogue(task Task, mode TwoWayMode) *acpDialogue {
-	return &acpDialogue{cwd: task.dir(), resume: task.ResumeID, prompt: TwoWayPrompt(task, mode), nextID: acpFirstPromptID}
+// newACPDialogue starts the dialogue of task's run. Its prompt is the
+// one-shot prompt, not TwoWayPrompt: ACP has no question tool, so a question
+// is the final message's QUESTION: line, answered by a run that loads the
+// session again (Task.ResumeID).
+func newACPDialogue(task Task) *acpDialogue {
+	return &acpDialogue{cwd: task.dir(), resume: task.ResumeID, prompt: Prompt(task), nextID: acpFirstPromptID}
 }
 
 // React implements Dialogue.
@@ -653,8 +657,9 @@ func (p *acpParser) update(params json.RawMessage, emit func(Event)) {
 		Update    json.RawMessage `json:"update"`
 	}
 	var u struct {
-		SessionUpdate string  `json:"sessionUpdate"`
-		Content       acpText `json:"content"`
+		SessionUpdate string `json:"sessionUpdate"`
+		// Content is one block in a message chunk, a list in a tool call.
+		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(params, &n) != nil || json.Unmarshal(n.Update, &u) != nil {
 		p.flushText(emit)
@@ -663,8 +668,9 @@ func (p *acpParser) update(params json.RawMessage, emit func(Event)) {
 	}
 	switch u.SessionUpdate {
 	case "agent_message_chunk":
-		if u.Content.Type == "text" {
-			p.pending.WriteString(u.Content.Text)
+		var c acpText
+		if json.Unmarshal(u.Content, &c) == nil && c.Type == "text" {
+			p.pending.WriteString(c.Text)
 		}
 		return
 	case "agent_thought_chunk", "user_message_chunk", "available_commands_update", "current_mode_update", "plan":
@@ -794,7 +800,7 @@ func (a acpTwoWay) NewDialogue(task Task, mode TwoWayMode) (Dialogue, error) {
 	if err := a.checkMode(task, mode); err != nil {
 		return nil, fmt.Errorf("harness: acp dialogue: %w", err)
 	}
-	return newACPDialogue(task, mode), nil
+	return newACPDialogue(task), nil
 }
 
 // Allow implements TwoWay.
