@@ -389,7 +389,7 @@ func trimCommonLines(old, new string) (string, string) {
 
 // acpPermission reads a session/request_permission request whose id is id.
 func acpPermission(id string, params json.RawMessage) Event {
-	r := Request{ID: id, Control: acpMethodPermission}
+	r := Request{ID: id, Control: acpMethodPermission, NoReason: true}
 	if len(params) > maxRequestInputBytes {
 		return badRequest(r, fmt.Sprintf("a permission request of %d bytes, too large to relay", len(params)))
 	}

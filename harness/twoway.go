@@ -108,6 +108,9 @@ type Request struct {
 	// Session is the CLI's session id the request belongs to, for
 	// protocols whose replies name it (ACP's session/cancel).
 	Session string `json:"session,omitempty"`
+	// NoReason: the protocol cannot carry a denial's reason to the CLI
+	// (ACP); Deny sends a bare refusal, and the owner should be told.
+	NoReason bool `json:"no_reason,omitempty"`
 }
 
 // Action is what a permission request would do. The values are stable:

@@ -73,6 +73,9 @@ type CLIRequest struct {
 	// Remember is the rule "Allow for this task" would keep ("" when the
 	// request can only be allowed once).
 	Remember string `json:"remember,omitempty"`
+	// NoReason: the CLI's protocol cannot carry a denial's reason (ACP);
+	// a denial reaches the CLI as a bare no.
+	NoReason bool `json:"no_reason,omitempty"`
 
 	State RequestState `json:"state"`
 	// By is who or what closed it (an owner's id, ByTTL, …); Answer what
@@ -143,7 +146,7 @@ func scanRequest(s scanner) (CLIRequest, storedRequest, error) {
 	}
 	var sr storedRequest
 	_ = json.Unmarshal([]byte(raw), &sr) // a row unreadable here is shown without questions
-	r.Questions = sr.Request.Questions
+	r.Questions, r.NoReason = sr.Request.Questions, sr.Request.NoReason
 	if sr.Remember != nil {
 		r.Remember = sr.Remember.String()
 	}

@@ -388,7 +388,7 @@ func (s *steer) request(ctx context.Context, ev harness.Event) {
 	summary, detail := s.e.describeRequest(kind, *r)
 	stored := *r
 	stored.Input = nil
-	view := CLIRequest{TaskID: s.t.ID, ConversationID: s.t.ConversationID, Kind: kind, Tool: r.Tool, Summary: summary, Detail: detail, CreatedAt: s.e.now()}
+	view := CLIRequest{TaskID: s.t.ID, ConversationID: s.t.ConversationID, Kind: kind, Tool: r.Tool, Summary: summary, Detail: detail, NoReason: r.NoReason, CreatedAt: s.e.now()}
 	for _, q := range r.Questions {
 		q.Question = s.e.store.Scrub(q.Question)
 		for i := range q.Options {
