@@ -290,6 +290,10 @@ func (p *claudeParser) control(line []byte, emit func(Event)) bool {
 	}
 	r.Input = json.RawMessage(bytes.Clone(input))
 	r.Fingerprint = fingerprint(r.Tool, input)
+	r.Action = claudeAction(r.Tool)
+	if r.Action == ActionFetch {
+		r.URL = jsonString(fields["url"])
+	}
 	switch {
 	case r.Tool == "AskUserQuestion":
 		qs, err := claudeQuestions(fields["questions"])
@@ -310,6 +314,25 @@ func (p *claudeParser) control(line []byte, emit func(Event)) bool {
 		emit(Event{Kind: KindPermission, Tool: r.Tool, ToolID: r.ToolUseID, Command: r.Command, Path: r.Path, Request: &r})
 	}
 	return true
+}
+
+// claudeAction is what a Claude Code tool does; "" for a tool it does not
+// know (an MCP tool, a Qwen tool name), which the policy places by its
+// command, if it has one.
+func claudeAction(tool string) Action {
+	switch tool {
+	case "Bash", "BashOutput", "KillShell":
+		return ActionShell
+	case "Edit", "Write", "MultiEdit", "NotebookEdit":
+		return ActionEdit
+	case "Read", "Glob", "Grep", "LS":
+		return ActionRead
+	case "WebFetch", "WebSearch":
+		return ActionFetch
+	case "TodoWrite", "Task", "ExitPlanMode", "AskUserQuestion":
+		return ActionInternal
+	}
+	return ""
 }
 
 // describe fills what the owner is shown of a permission request: the

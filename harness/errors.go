@@ -12,6 +12,9 @@ var (
 	// ErrNoReadOnly: the task is read-only and the CLI has no read-only
 	// mode Fetch trusts (Traits.ReadOnly is false).
 	ErrNoReadOnly = errors.New("the CLI has no read-only mode")
+	// ErrNoPlanMode: the CLI has no plan mode Fetch can drive in a
+	// two-way run (ModePlan).
+	ErrNoPlanMode = errors.New("the CLI has no plan mode Fetch can drive")
 	// ErrNoTwoWay: the CLI has no two-way protocol Fetch speaks
 	// (Traits.TwoWay is false); run it one-shot.
 	ErrNoTwoWay = errors.New("the CLI has no two-way mode")

@@ -27,10 +27,31 @@ const (
 // Without --yolo, headless Gemini offers the model no write or shell tools
 // (HARNESSES.md §4.2, observed in gemini-default-approval-readonly.jsonl):
 // a read-only task runs with --approval-mode default.
-type GeminiAdapter struct{}
+//
+// Two-way (TwoWay, acp.go), it runs `gemini --acp` without --yolo: the CLI
+// asks before each tool call its default approval mode does not allow.
+type GeminiAdapter struct{ acpTwoWay }
 
 // Traits implements Adapter.
-func (GeminiAdapter) Traits() Traits { return Traits{ReadOnly: true, ResumeUsage: UsagePerRun} }
+func (GeminiAdapter) Traits() Traits {
+	return Traits{ReadOnly: true, ResumeUsage: UsagePerRun, TwoWay: true, Relays: []Kind{KindPermission}}
+}
+
+// TwoWayInvocation implements TwoWay.
+func (a GeminiAdapter) TwoWayInvocation(task Task, mode TwoWayMode, creds Credentials) (Invocation, error) {
+	if err := a.checkMode(task, mode); err != nil {
+		return Invocation{}, fmt.Errorf("harness: gemini two-way invocation: %w", err)
+	}
+	argv := []string{"gemini", "--acp"}
+	if task.Model != "" {
+		argv = append(argv, "--model", task.Model)
+	}
+	env := buildEnv([]string{
+		"GEMINI_CLI_TRUST_WORKSPACE=true",
+		"GEMINI_CLI_NO_RELAUNCH=true",
+	}, creds, keyNames(GeminiAdapter{}.Keys())...)
+	return Invocation{Argv: argv, Env: env}, nil
+}
 
 // Name implements Adapter.
 func (GeminiAdapter) Name() Name { return Gemini }
@@ -70,8 +91,8 @@ func (GeminiAdapter) Keys() []Key {
 }
 
 // NewParser implements Adapter.
-func (GeminiAdapter) NewParser(Task) Parser {
-	return &geminiParser{tools: make(map[string]pendingTool)}
+func (GeminiAdapter) NewParser(task Task) Parser {
+	return &acpOr{acp: newACPParser(task), other: &geminiParser{tools: make(map[string]pendingTool)}}
 }
 
 // geminiParser reads Gemini CLI's stream-json, and its json output (one

@@ -20,7 +20,9 @@ const (
 // successful result and exit 0; the parser turns that into a failure.
 // With OPENAI_API_KEY configured the adapter selects --auth-type openai,
 // without which headless Qwen refuses to start.
-type QwenAdapter struct{}
+//
+// Two-way (TwoWay, acp.go), it runs `qwen --acp` without --yolo.
+type QwenAdapter struct{ acpTwoWay }
 
 // Name implements Adapter.
 func (QwenAdapter) Name() Name { return Qwen }
@@ -58,12 +60,32 @@ func (QwenAdapter) Keys() []Key {
 }
 
 // NewParser implements Adapter.
-func (QwenAdapter) NewParser(Task) Parser { return newClaudeParser(qwenTools) }
+func (QwenAdapter) NewParser(task Task) Parser {
+	return &acpOr{acp: newACPParser(task), other: newClaudeParser(qwenTools)}
+}
+
+// TwoWayInvocation implements TwoWay.
+func (a QwenAdapter) TwoWayInvocation(task Task, mode TwoWayMode, creds Credentials) (Invocation, error) {
+	if err := a.checkMode(task, mode); err != nil {
+		return Invocation{}, fmt.Errorf("harness: qwen two-way invocation: %w", err)
+	}
+	argv := []string{"qwen", "--acp"}
+	if creds[envOpenAIAPIKey] != "" {
+		argv = append(argv, "--auth-type", "openai")
+	}
+	if task.Model != "" {
+		argv = append(argv, "--model", task.Model)
+	}
+	env := buildEnv(nil, creds, keyNames(QwenAdapter{}.Keys())...)
+	return Invocation{Argv: argv, Env: env}, nil
+}
 
 // Traits implements Adapter. HARNESSES.md §7 confirms no read-only mode for
 // Qwen Code (only --yolo was run). A resumed session's result.usage counts
 // the whole session.
-func (QwenAdapter) Traits() Traits { return Traits{ResumeUsage: UsageCumulative} }
+func (QwenAdapter) Traits() Traits {
+	return Traits{ResumeUsage: UsageCumulative, TwoWay: true, Relays: []Kind{KindPermission}}
+}
 
 var qwenTools = claudeFlavor{
 	shell:          map[string]bool{"run_shell_command": true},

@@ -34,13 +34,14 @@ func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds C
 	if err != nil {
 		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", adapter.Name(), err)
 	}
-	return execute(ctx, runner, adapter, task, inv, nil, nil, onEvent)
+	return execute(ctx, runner, adapter, task, inv, nil, nil, nil, onEvent)
 }
 
 // execute runs inv for task: the snapshots, the exec and the parsing of
 // Run. prepare, when set, completes the exec's spec before the run (and may
-// fail it); ended, when set, is called as soon as the exec returned.
-func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv Invocation, prepare func(*kennel.ExecSpec) error, ended func(), onEvent func(Event)) (Outcome, error) {
+// fail it); ended, when set, is called as soon as the exec returned;
+// onLine, when set, sees each stdout line before the parser does.
+func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv Invocation, prepare func(*kennel.ExecSpec) error, ended func(), onLine func([]byte), onEvent func(Event)) (Outcome, error) {
 	name := adapter.Name()
 	var err error
 	repo := gitRepo{runner: runner, workspace: task.Workspace, dir: task.dir(), taskID: task.ID}
@@ -68,7 +69,12 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)
 		}
 	}
-	res, execErr := runner.Exec(ctx, spec, s.output)
+	res, execErr := runner.Exec(ctx, spec, func(stream kennel.Stream, line []byte) {
+		if stream == kennel.Stdout && onLine != nil {
+			onLine(line)
+		}
+		s.output(stream, line)
+	})
 	if ended != nil {
 		ended()
 	}

@@ -96,6 +96,65 @@ type Request struct {
 	// same input: a request repeated after a denial has the fingerprint
 	// of the denied one (a loop guard counts them).
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Action is what the request would do, as the adapter reads its CLI's
+	// tool (Claude Code: the tool's name; ACP: the tool call's kind), for
+	// a policy that knows no CLI's tool names. Empty when unknown. Like
+	// URL, it is derived from the request each time a parser reads it and
+	// is not part of the request's JSON (what is stored of a decided
+	// request is the policy's own view of it).
+	Action Action `json:"-"`
+	// URL is the address a fetch request would read, when it names one.
+	URL string `json:"-"`
+	// Session is the CLI's session id the request belongs to, for
+	// protocols whose replies name it (ACP's session/cancel).
+	Session string `json:"session,omitempty"`
+	// NoReason: the protocol cannot carry a denial's reason to the CLI
+	// (ACP); Deny sends a bare refusal, and the owner should be told.
+	NoReason bool `json:"no_reason,omitempty"`
+}
+
+// Action is what a permission request would do. The values are stable:
+// they are stored with the request.
+type Action string
+
+// The actions of requests.
+const (
+	// ActionShell runs a command line (Request.Command).
+	ActionShell Action = "shell"
+	// ActionEdit creates or changes a file (Request.Path).
+	ActionEdit Action = "edit"
+	// ActionDelete removes a file (Request.Path).
+	ActionDelete Action = "delete"
+	// ActionRead reads files or searches them.
+	ActionRead Action = "read"
+	// ActionFetch reads from the web (Request.URL, when known).
+	ActionFetch Action = "fetch"
+	// ActionInternal is the CLI's own bookkeeping (its todo list, its
+	// plan, a sub-agent whose tool calls ask for themselves).
+	ActionInternal Action = "internal"
+	// ActionOther is a tool the adapter cannot place (MCP tools, …).
+	ActionOther Action = "other"
+)
+
+// Dialogues is a TwoWay adapter whose protocol needs messages that no user
+// decides, built from what the CLI answered: ACP's session/prompt needs the
+// session id of the session/new response. RunTwoWay starts one Dialogue
+// per run and sends what it returns.
+type Dialogues interface {
+	NewDialogue(task Task, mode TwoWayMode) (Dialogue, error)
+}
+
+// Dialogue is the protocol state of one two-way run.
+type Dialogue interface {
+	// React returns the messages to send in reaction to one line of the
+	// CLI's stdout (none for most lines). It is called from the runner's
+	// line callback, in order, and must not block.
+	React(line []byte) [][]byte
+	// Interrupt asks the CLI to stop its turn, with the ids the dialogue
+	// saw (ErrCannotReply before it has them).
+	Interrupt() ([]byte, error)
+	// UserMessage is a further message from the user to the running CLI.
+	UserMessage(text string) ([]byte, error)
 }
 
 // Question is one question of a KindAsk request.
@@ -196,6 +255,12 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 	if err != nil {
 		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s two-way: %w", name, err)
 	}
+	var dlg Dialogue
+	if d, ok := adapter.(Dialogues); ok {
+		if dlg, err = d.NewDialogue(task, mode); err != nil {
+			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s two-way: %w", name, err)
+		}
+	}
 	if mode == ModePlan {
 		task.ReadOnly = true // no snapshots: the run must not write
 	}
@@ -206,7 +271,34 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 		ended    = make(chan struct{}) // Exec returned
 		once     sync.Once
 		sendErr  = make(chan error, 1)
+		// reactions are the dialogue's messages, queued by the line
+		// callback (which must not block) for the feeder; wake tells the
+		// feeder there are some. The queue is as long as the CLI's
+		// handshake: the dialogue reacts to its own requests' responses.
+		reactMu   sync.Mutex
+		reactions [][]byte
+		wake      = make(chan struct{}, 1)
 	)
+	react := func(line []byte) {
+		msgs := dlg.React(line)
+		if len(msgs) == 0 {
+			return
+		}
+		reactMu.Lock()
+		reactions = append(reactions, msgs...)
+		reactMu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	takeReactions := func() [][]byte {
+		reactMu.Lock()
+		defer reactMu.Unlock()
+		msgs := reactions
+		reactions = nil
+		return msgs
+	}
 	prepare := func(spec *kennel.ExecSpec) error {
 		var err error
 		if in, err = attach(spec); err != nil {
@@ -218,9 +310,10 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 		spec.Started = func() { close(started) }
 		return nil
 	}
-	// feeder owns the input: it writes the opening once the run started and
-	// closes the input after the result or at the end of the run. It ends
-	// with the run (ended), which RunTwoWay waits for.
+	// feeder owns the input: it writes the opening once the run started,
+	// then the dialogue's reactions, and closes the input after the result
+	// or at the end of the run. It ends with the run (ended), which
+	// RunTwoWay waits for.
 	var wg sync.WaitGroup
 	startFeeder := func() {
 		wg.Add(1)
@@ -238,9 +331,21 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 				}
 			case <-ended:
 			}
-			select {
-			case <-finished:
-			case <-ended:
+			for {
+				select {
+				case <-wake:
+					for _, m := range takeReactions() {
+						if err := in.Send(ctx, m); err != nil {
+							sendErr <- fmt.Errorf("send: %w", err)
+							_ = in.Close(closeCtx)
+							return
+						}
+					}
+					continue
+				case <-finished:
+				case <-ended:
+				}
+				break
 			}
 			_ = in.Close(closeCtx)
 		}()
@@ -253,13 +358,17 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 			onEvent(ev)
 		}
 	}
+	var onLine func([]byte)
+	if dlg != nil {
+		onLine = react
+	}
 	o, runErr := execute(ctx, runner, adapter, task, inv, func(spec *kennel.ExecSpec) error {
 		if err := prepare(spec); err != nil {
 			return err
 		}
 		startFeeder()
 		return nil
-	}, func() { close(ended) }, watch)
+	}, func() { close(ended) }, onLine, watch)
 	wg.Wait()
 	select {
 	case err := <-sendErr:

@@ -152,6 +152,9 @@ func (s *session) answerRequest(ctx context.Context, it item, id int64, a task.R
 	case task.ReplyAllowAlways:
 		return []chat.Reply{chat.Text(fmt.Sprintf("Allowed, and %s is always allowed in this workspace; /policy lists it (%s).", r.Remember, what))}
 	case task.ReplyDeny:
+		if a.Text != "" && r.NoReason {
+			return []chat.Reply{chat.Text("Denied. The CLI is told no, but not your reason: its protocol (ACP) has no place for one (" + what + ").")}
+		}
 		if a.Text != "" {
 			return []chat.Reply{chat.Text("Denied; the CLI is told: " + a.Text + " (" + what + ").")}
 		}

@@ -49,10 +49,10 @@ func Request(t task.Task, r task.CLIRequest, ttl time.Duration) chat.Reply {
 		}
 	default:
 		what := "use " + r.Tool
-		switch r.Tool {
-		case "Bash":
+		switch r.Tool { // Claude Code's tools, and the ACP adapter's names of kinds
+		case "Bash", "shell":
 			what = "run"
-		case "Edit", "Write", "MultiEdit", "NotebookEdit":
+		case "Edit", "Write", "MultiEdit", "NotebookEdit", "edit":
 			what = "edit " + r.Summary
 		}
 		fmt.Fprintf(&b, "🔐 Task %s (%s) asks to %s:\n```\n%s\n```", t.ID, t.Workspace, what, strings.ReplaceAll(shown, "```", "ˋˋˋ"))
@@ -68,7 +68,11 @@ func Request(t task.Task, r task.CLIRequest, ttl time.Duration) chat.Reply {
 		if r.Remember != "" {
 			shortcuts = "y/a/n"
 		}
-		b.WriteString("\nAnswer yes, no (or \"no, because …\": the CLI gets your reason)")
+		if r.NoReason {
+			b.WriteString("\nAnswer yes or no (this CLI cannot be told a reason)")
+		} else {
+			b.WriteString("\nAnswer yes, no (or \"no, because …\": the CLI gets your reason)")
+		}
 		if r.Remember != "" {
 			fmt.Fprintf(&b, ", or \"a\" to allow %s for this task", r.Remember)
 		}

@@ -73,6 +73,9 @@ type CLIRequest struct {
 	// Remember is the rule "Allow for this task" would keep ("" when the
 	// request can only be allowed once).
 	Remember string `json:"remember,omitempty"`
+	// NoReason: the CLI's protocol cannot carry a denial's reason (ACP);
+	// a denial reaches the CLI as a bare no.
+	NoReason bool `json:"no_reason,omitempty"`
 
 	State RequestState `json:"state"`
 	// By is who or what closed it (an owner's id, ByTTL, …); Answer what
@@ -143,7 +146,7 @@ func scanRequest(s scanner) (CLIRequest, storedRequest, error) {
 	}
 	var sr storedRequest
 	_ = json.Unmarshal([]byte(raw), &sr) // a row unreadable here is shown without questions
-	r.Questions = sr.Request.Questions
+	r.Questions, r.NoReason = sr.Request.Questions, sr.Request.NoReason
 	if sr.Remember != nil {
 		r.Remember = sr.Remember.String()
 	}
@@ -320,24 +323,26 @@ func clipText(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// policyRequest maps a harness request onto the policy's kinds (Claude
-// Code's tool names; see policy.Kind).
+// policyRequest maps a harness request onto the policy's kinds by the
+// action its adapter read from the CLI's tool (harness.Request.Action); a
+// request without one is a shell command when it has a command line, and
+// otherwise a tool the policy does not know.
 func policyRequest(r harness.Request) policy.Request {
-	switch r.Tool {
-	case "Bash", "BashOutput", "KillShell":
+	switch r.Action {
+	case harness.ActionShell:
 		return policy.Request{Kind: policy.Shell, Tool: r.Tool, Command: r.Command}
-	case "Edit", "Write", "MultiEdit", "NotebookEdit":
+	case harness.ActionEdit:
 		return policy.Request{Kind: policy.Edit, Tool: r.Tool, Paths: nonEmpty(r.Path)}
-	case "Read", "Glob", "Grep", "LS":
+	case harness.ActionDelete:
+		return policy.Request{Kind: policy.Delete, Tool: r.Tool, Paths: nonEmpty(r.Path)}
+	case harness.ActionRead:
 		return policy.Request{Kind: policy.Read, Tool: r.Tool, Paths: nonEmpty(r.Path)}
-	case "WebFetch", "WebSearch":
-		var in struct {
-			URL string `json:"url"`
-		}
-		_ = json.Unmarshal(r.Input, &in)
-		return policy.Request{Kind: policy.Fetch, Tool: r.Tool, URL: in.URL}
-	case "TodoWrite", "Task", "ExitPlanMode", "AskUserQuestion":
+	case harness.ActionFetch:
+		return policy.Request{Kind: policy.Fetch, Tool: r.Tool, URL: r.URL}
+	case harness.ActionInternal:
 		return policy.Request{Kind: policy.Internal, Tool: r.Tool}
+	case harness.ActionOther:
+		return policy.Request{Kind: policy.Other, Tool: r.Tool}
 	}
 	if r.Command != "" {
 		return policy.Request{Kind: policy.Shell, Tool: r.Tool, Command: r.Command}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -387,7 +388,7 @@ func (s *steer) request(ctx context.Context, ev harness.Event) {
 	summary, detail := s.e.describeRequest(kind, *r)
 	stored := *r
 	stored.Input = nil
-	view := CLIRequest{TaskID: s.t.ID, ConversationID: s.t.ConversationID, Kind: kind, Tool: r.Tool, Summary: summary, Detail: detail, CreatedAt: s.e.now()}
+	view := CLIRequest{TaskID: s.t.ID, ConversationID: s.t.ConversationID, Kind: kind, Tool: r.Tool, Summary: summary, Detail: detail, NoReason: r.NoReason, CreatedAt: s.e.now()}
 	for _, q := range r.Questions {
 		q.Question = s.e.store.Scrub(q.Question)
 		for i := range q.Options {
@@ -739,7 +740,7 @@ func (e *Engine) CreatePlan(ctx context.Context, req Request) (Task, error) {
 	if err != nil {
 		return Task{}, fmt.Errorf("task: plan: unknown harness %q: %w", req.Harness, ErrInvalid)
 	}
-	if _, ok := a.(harness.TwoWay); !ok || !a.Traits().TwoWay || req.ConversationID == "" {
+	if _, ok := a.(harness.TwoWay); !ok || !a.Traits().TwoWay || !slices.Contains(a.Traits().Relays, harness.KindPlan) || req.ConversationID == "" {
 		return Task{}, fmt.Errorf("task: plan: %s has no plan mode Fetch can drive (only Claude Code's two-way mode, from a conversation): %w", name, ErrNoPlanMode)
 	}
 	if _, ok := e.cfg.Runner.(TwoWayRunner); !ok {

@@ -210,10 +210,12 @@ func (c *claudeStyle) fail(msg string) {
 // parseQwen accepts `qwen [flags] --prompt=…`.
 func parseQwen(args []string, stderr io.Writer) (invocation, error) {
 	var inv invocation
-	var yolo bool
+	var yolo, acp, experimentalACP bool
 	var format, authType string
 	f := newFlags("qwen", stderr)
 	f.boolean(&yolo, "y", "yolo")
+	f.boolean(&acp, "acp")
+	f.boolean(&experimentalACP, "experimental-acp")
 	f.str(&format, "o", "output-format")
 	f.str(&authType, "auth-type")
 	f.str(&inv.model, "m", "model")
@@ -222,6 +224,14 @@ func parseQwen(args []string, stderr io.Writer) (invocation, error) {
 	pos, err := f.parse(args)
 	if err != nil {
 		return inv, err
+	}
+	if acp || experimentalACP {
+		// The prompts come over ACP (acp.go).
+		inv.acp = true
+		if inv.prompt != "" || len(pos) != 0 {
+			return inv, usagef("--acp takes its prompts on stdin, not --prompt")
+		}
+		return inv, nil
 	}
 	switch {
 	case format != "stream-json":

@@ -10,11 +10,13 @@ import (
 // parseGemini accepts `gemini [flags] --prompt=…`.
 func parseGemini(args []string, stderr io.Writer) (invocation, error) {
 	var inv invocation
-	var yolo, skipTrust bool
+	var yolo, skipTrust, acp, experimentalACP bool
 	var format, approval string
 	f := newFlags("gemini", stderr)
 	f.boolean(&yolo, "y", "yolo")
 	f.boolean(&skipTrust, "skip-trust")
+	f.boolean(&acp, "acp")
+	f.boolean(&experimentalACP, "experimental-acp")
 	f.str(&format, "o", "output-format")
 	f.str(&approval, "approval-mode")
 	f.str(&inv.model, "m", "model")
@@ -23,6 +25,14 @@ func parseGemini(args []string, stderr io.Writer) (invocation, error) {
 	pos, err := f.parse(args)
 	if err != nil {
 		return inv, err
+	}
+	if acp || experimentalACP {
+		// The prompts come over ACP (acp.go).
+		inv.acp = true
+		if inv.prompt != "" || len(pos) != 0 {
+			return inv, usagef("--acp takes its prompts on stdin, not --prompt")
+		}
+		return inv, nil
 	}
 	switch approval {
 	case "", "default", "auto_edit", "yolo", "plan":

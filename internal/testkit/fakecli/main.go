@@ -11,6 +11,9 @@
 // mode), it reads its prompt and the answers to its permission requests
 // and questions from stdin; twoway.go lists the goal's directives for it.
 //
+// Run as gemini or qwen with --acp, it speaks the Agent Client Protocol on
+// stdin and stdout; acp.go lists what it does.
+//
 // Run in a CLI's read-only mode (claude --permission-mode plan, gemini
 // without --yolo, copilot without --allow-all-tools), a scenario that would
 // edit is refused the way that CLI refuses it, and nothing is written;
@@ -89,6 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	inv.cli = name
 	if inv.twoWay {
 		return playTwoWay(inv, os.Stdin, stdout, stderr)
+	}
+	if inv.acp {
+		return playACP(inv, os.Stdin, stdout, stderr)
 	}
 	return play(cli, inv, stdout, stderr)
 }

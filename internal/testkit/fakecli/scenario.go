@@ -32,6 +32,9 @@ type invocation struct {
 	// twoWay: claude --input-format stream-json: the prompt and the
 	// answers come on stdin (twoway.go).
 	twoWay bool
+	// acp: gemini or qwen --acp: the Agent Client Protocol on stdin and
+	// stdout (acp.go).
+	acp bool
 }
 
 // emitter writes one CLI's output format. The scenarios call it in this
