@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,7 +133,10 @@ func newcomer(t *testing.T, steps []string, uid int) {
 		// proxy would fill it (a file:// GOPROXY is the proxy protocol),
 		// and kept between runs like the build cache.
 		mods := filepath.Join(os.TempDir(), fmt.Sprintf("fetch-newcomer-gomodcache-%d", uid))
-		download := exec.Command(goTool(), "mod", "download")
+		// Only the modules of what the README builds: root's cache holds
+		// those (its own builds fetched them), not every module of the
+		// graph (Windows-only ones, say).
+		download := exec.Command(goTool(), append([]string{"mod", "download"}, buildModules(t, checkout, "./cmd/fetch", "./cmd/fetch-shim")...)...)
 		download.Dir = checkout
 		download.Env = append(os.Environ(), "GOMODCACHE="+mods, "GOFLAGS=-modcacherw", "GOPROXY=file://"+filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), "GOSUMDB=off")
 		if out, err := download.CombinedOutput(); err != nil {
@@ -372,4 +376,23 @@ func removeKennels(t *testing.T, root string) {
 			exec.Command("docker", "rm", "-f", id).Run()
 		}
 	}
+}
+
+// buildModules lists the modules (path@version) the packages of dir need
+// to build, from root's module cache.
+func buildModules(t *testing.T, dir string, pkgs ...string) []string {
+	t.Helper()
+	list := exec.Command(goTool(), append([]string{"list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}}@{{.Version}}{{end}}{{end}}"}, pkgs...)...)
+	list.Dir = dir
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	var mods []string
+	for _, m := range strings.Fields(string(out)) {
+		if !slices.Contains(mods, m) {
+			mods = append(mods, m)
+		}
+	}
+	return mods
 }

@@ -2,6 +2,8 @@ package task_test
 
 import (
 	"context"
+	"github.com/fetch-dev/fetch/internal/gitrun"
+	"github.com/fetch-dev/fetch/internal/mirror"
 	"io"
 	"log/slog"
 	"os"
@@ -46,6 +48,9 @@ type engineOptions struct {
 	dir string
 	// reconnect is Config.ReconnectMin and ReconnectMax.
 	reconnect time.Duration
+	// repos, when set, runs Fetch's own repositories (Config.Repos, a
+	// mirror under dir) over this kennel, as the binary does.
+	repos gitrun.Exec
 }
 
 type testEngine struct {
@@ -84,9 +89,17 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 		}
 		finder = r
 	}
+	var repos task.Repos
+	if o.repos != nil {
+		m, err := mirror.New(mirror.Config{Root: filepath.Join(dir, "repos"), Kennel: o.repos, Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		repos = m
+	}
 	e := task.New(task.Config{
-		Secrets: finder,
-		Store:   db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout, OutputCap: o.outputCap,
+		Secrets: finder, Repos: repos,
+		Store: db, Workspaces: ws, Runner: runner, MaxParallel: o.maxParallel, Timeout: o.timeout, OutputCap: o.outputCap,
 		PatchDir: filepath.Join(dir, "patches"), Observer: obs, Adopt: o.adopt, Logger: quiet(),
 		TaskBudgetUSD: o.taskBudget, TaskBudgetSetting: "FETCH_TASK_BUDGET_USD",
 		ReconnectMin: o.reconnect, ReconnectMax: o.reconnect,
