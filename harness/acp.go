@@ -506,10 +506,9 @@ type acpParser struct {
 	resume string // the session being loaded: its replayed history is not this run's
 	// loading: session/load has not answered yet.
 	loading bool
-	session string
-	tools   map[string]pendingTool
-	pending strings.Builder
-	segment textSegment
+	sessionID
+	tools map[string]pendingTool
+	streamedText
 }
 
 func newACPParser(task Task) *acpParser {
@@ -555,26 +554,6 @@ func (p *acpParser) Parse(line []byte, emit func(Event)) {
 // Flush implements Parser.
 func (p *acpParser) Flush(emit func(Event)) { p.flushText(emit) }
 
-func (p *acpParser) flushText(emit func(Event)) {
-	if p.pending.Len() == 0 {
-		return
-	}
-	text := p.pending.String()
-	p.pending.Reset()
-	if strings.TrimSpace(text) == "" {
-		return
-	}
-	p.segment.add(text)
-	emit(Event{Kind: KindText, Text: capText(text)})
-}
-
-func (p *acpParser) setSession(id string, emit func(Event)) {
-	if id != "" && id != p.session {
-		p.session = id
-		emit(Event{Kind: KindSession, SessionID: id})
-	}
-}
-
 // response reads the response to one of Fetch's requests.
 func (p *acpParser) response(id string, m acpMessage, emit func(Event)) {
 	p.flushText(emit)
@@ -610,7 +589,7 @@ func (p *acpParser) response(id string, m acpMessage, emit func(Event)) {
 			emit(Event{Kind: KindResult, Text: "the CLI started no session (session/new answered without a sessionId)"})
 			return
 		}
-		p.setSession(r.SessionID, emit)
+		p.sessionFrom(r.SessionID, emit)
 		return
 	}
 	var r struct {

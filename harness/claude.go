@@ -106,9 +106,9 @@ var claudeTools = claudeFlavor{
 // claudeParser reads Claude Code's stream-json (and its single-object json
 // output, which is just the result line).
 type claudeParser struct {
-	flavor  claudeFlavor
-	session string
-	tools   map[string]pendingTool
+	flavor claudeFlavor
+	sessionID
+	tools map[string]pendingTool
 	// readOnly: the run is in plan mode, where a shell command is denied
 	// only after the tool_use line, as a tool error. The command's start
 	// is held back until its result says whether it ran, so that a denied
@@ -322,13 +322,6 @@ func (p *claudeParser) messageUsage(m *claudeMessage) {
 
 func (u claudeUsage) usage() Usage {
 	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
-}
-
-func (p *claudeParser) sessionFrom(id string, emit func(Event)) {
-	if id != "" && id != p.session {
-		p.session = id
-		emit(Event{Kind: KindSession, SessionID: id})
-	}
 }
 
 func (p *claudeParser) system(l claudeLine, line []byte, emit func(Event)) {

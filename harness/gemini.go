@@ -98,14 +98,9 @@ func (GeminiAdapter) NewParser(task Task) Parser {
 // geminiParser reads Gemini CLI's stream-json, and its json output (one
 // object with session_id, response and stats) when that arrives as a line.
 type geminiParser struct {
-	session string
-	tools   map[string]pendingTool
-	// pending collects assistant deltas until something else happens, so
-	// that a message becomes one text event.
-	pending strings.Builder
-	// segment is the assistant text since the last tool call: the final
-	// answer when the run ends.
-	segment textSegment
+	sessionID
+	tools map[string]pendingTool
+	streamedText
 }
 
 type geminiLine struct {
@@ -190,26 +185,6 @@ func (p *geminiParser) Parse(line []byte, emit func(Event)) {
 
 // Flush implements Parser.
 func (p *geminiParser) Flush(emit func(Event)) { p.flushText(emit) }
-
-func (p *geminiParser) flushText(emit func(Event)) {
-	if p.pending.Len() == 0 {
-		return
-	}
-	text := p.pending.String()
-	p.pending.Reset()
-	if strings.TrimSpace(text) == "" {
-		return
-	}
-	p.segment.add(text)
-	emit(Event{Kind: KindText, Text: capText(text)})
-}
-
-func (p *geminiParser) sessionFrom(id string, emit func(Event)) {
-	if id != "" && id != p.session {
-		p.session = id
-		emit(Event{Kind: KindSession, SessionID: id})
-	}
-}
 
 func (p *geminiParser) toolUse(l geminiLine, emit func(Event)) {
 	var params map[string]json.RawMessage

@@ -94,6 +94,39 @@ func contentText(raw json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
+// sessionID is a parser's session id, told once as a KindSession event.
+type sessionID struct{ session string }
+
+// sessionFrom records id and tells it, when it is new.
+func (s *sessionID) sessionFrom(id string, emit func(Event)) {
+	if id != "" && id != s.session {
+		s.session = id
+		emit(Event{Kind: KindSession, SessionID: id})
+	}
+}
+
+// streamedText gathers a CLI's streamed text chunks until something else
+// happens, so that a message becomes one text event; segment is the text
+// since the last tool call (the final answer when the run ends).
+type streamedText struct {
+	pending strings.Builder
+	segment textSegment
+}
+
+// flushText tells the gathered text as one event.
+func (t *streamedText) flushText(emit func(Event)) {
+	if t.pending.Len() == 0 {
+		return
+	}
+	text := t.pending.String()
+	t.pending.Reset()
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	t.segment.add(text)
+	emit(Event{Kind: KindText, Text: capText(text)})
+}
+
 // textSegment accumulates assistant text between tool calls, for CLIs whose
 // final answer is "the text after the last tool".
 type textSegment struct {

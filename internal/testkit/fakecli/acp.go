@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -353,15 +352,8 @@ func (r *acpRun) repeat(arg string) error {
 }
 
 func (r *acpRun) edit(name string) error {
-	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
-		r.note(fmt.Sprintf("Refused to edit %q: outside the working directory.", name))
-		return nil
-	}
-	path := filepath.Join(cwd(), name)
-	before, err := os.ReadFile(path)
-	created := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !created {
-		r.note("Could not read " + name + ": " + err.Error())
+	path, before, created, ok := editTarget(name, r.note)
+	if !ok {
 		return nil
 	}
 	after := string(before) + fmt.Sprintf("fake %s edited this with the owner's permission\n", r.inv.cli)

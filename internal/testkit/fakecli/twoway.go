@@ -411,16 +411,26 @@ func (t *twoWay) repeat(arg string) error {
 	return nil
 }
 
-func (t *twoWay) edit(name string) error {
+// editTarget reads the file an edit directive names, inside the working
+// directory; ok is false (after a note) when it cannot be edited.
+func editTarget(name string, note func(string)) (path string, before []byte, created, ok bool) {
 	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
-		t.note(fmt.Sprintf("Refused to edit %q: outside the working directory.", name))
-		return nil
+		note(fmt.Sprintf("Refused to edit %q: outside the working directory.", name))
+		return "", nil, false, false
 	}
-	path := filepath.Join(cwd(), name)
+	path = filepath.Join(cwd(), name)
 	before, err := os.ReadFile(path)
-	created := errors.Is(err, fs.ErrNotExist)
+	created = errors.Is(err, fs.ErrNotExist)
 	if err != nil && !created {
-		t.note("Could not read " + name + ": " + err.Error())
+		note("Could not read " + name + ": " + err.Error())
+		return "", nil, false, false
+	}
+	return path, before, created, true
+}
+
+func (t *twoWay) edit(name string) error {
+	path, before, created, ok := editTarget(name, t.note)
+	if !ok {
 		return nil
 	}
 	line := "fake claude edited this with the owner's permission\n"
