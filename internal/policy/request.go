@@ -35,15 +35,6 @@ const (
 	Other Kind = "other"
 )
 
-// ParseKind reads a kind as stored in a rule.
-func ParseKind(s string) (Kind, bool) {
-	switch k := Kind(s); k {
-	case Shell, Edit, Delete, Read, Fetch, Internal, Other:
-		return k, true
-	}
-	return "", false
-}
-
 // Request is one permission request of a coding CLI, normalized.
 type Request struct {
 	Kind Kind

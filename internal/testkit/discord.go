@@ -225,13 +225,6 @@ func (d *Discord) Close() {
 	d.srv.Close()
 }
 
-// SetHeartbeat sets the heartbeat interval announced in later HELLOs.
-func (d *Discord) SetHeartbeat(iv time.Duration) {
-	d.mu.Lock()
-	d.heartbeat = iv
-	d.mu.Unlock()
-}
-
 // SetChannelLimit makes message creates and edits in a channel answer 429
 // beyond n per period, like Discord's per-channel limit; n = 0 turns it
 // off.
