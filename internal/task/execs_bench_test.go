@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -52,53 +53,73 @@ func BenchmarkTrivialTask(b *testing.B) {
 		benchTrivial(b, e.Engine, k, ws, counter)
 	})
 	b.Run("remote-tls", func(b *testing.B) {
-		image := testkit.HarnessImage(b)
 		engine := testkit.RemoteEngine(b)
-		engine.LoadImage(b, image)
-		counter := &countingDocker{Client: engine.Client(b)}
-		k, err := kennel.New(counter, kennel.Config{Image: image, Instance: testInstance, Grace: time.Second, Volumes: true}, quiet())
-		if err != nil {
-			b.Fatal(err)
-		}
-		dir := b.TempDir()
-		db, err := store.Open(context.Background(), filepath.Join(dir, "fetch.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { db.Close() })
-		reg := workspace.New(filepath.Join(dir, "workspaces"), quiet()).
-			Placed(workspace.NewPlacement(db, func(context.Context) (string, error) { return "remote", nil }))
-		local, err := kennel.New(testkit.RequireDocker(b), kennel.Config{Image: image, Instance: testInstance}, quiet())
-		if err != nil {
-			b.Fatal(err)
-		}
-		pool, err := kennel.NewPool("local", map[string]*kennel.Kennel{"local": local, "remote": k}, reg.EngineOf)
-		if err != nil {
-			b.Fatal(err)
-		}
-		reg.InKennel(pool)
-		info, err := reg.Create(context.Background(), "trivial", "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			pool.Remove(ctx, info.Path)
-			pool.RemoveVolume(ctx, info.Path)
-		})
-		repos, err := mirror.New(mirror.Config{Root: filepath.Join(dir, "repos"), Kennel: pool, Logger: quiet()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		e := task.New(task.Config{Store: db, Workspaces: reg, Runner: &task.KennelRunner{Kennel: pool, Harnesses: harness.NewRegistry(), Credentials: harness.Credentials{"ANTHROPIC_API_KEY": "sk-test"}},
-			Repos: repos, Timeout: time.Minute, Logger: quiet()})
-		if err := e.Open(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { e.Close(context.Background()) })
-		benchTrivial(b, e, k, info.Path, counter)
+		benchRemote(b, engine, engine.Client(b))
 	})
+	b.Run("remote-ssh", func(b *testing.B) {
+		engine := testkit.RemoteEngine(b)
+		specs, err := kennel.ParseEngines("remote-ssh=" + engine.SSHURL + "?key=" + engine.SSHKey + "&known_hosts=" + engine.KnownHosts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		home, _ := os.UserHomeDir()
+		e, err := kennel.Dial(b.Context(), specs[0], kennel.DialConfig{Home: home})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		benchRemote(b, engine, e.Client)
+	})
+}
+
+// benchRemote measures trivial tasks on testkit's second engine, reached
+// through docker, where the workspace is a volume.
+func benchRemote(b *testing.B, engine *testkit.Engine, docker *client.Client) {
+	image := testkit.HarnessImage(b)
+	engine.LoadImage(b, image)
+	counter := &countingDocker{Client: docker}
+	k, err := kennel.New(counter, kennel.Config{Image: image, Instance: testInstance, Grace: time.Second, Volumes: true}, quiet())
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	db, err := store.Open(context.Background(), filepath.Join(dir, "fetch.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	reg := workspace.New(filepath.Join(dir, "workspaces"), quiet()).
+		Placed(workspace.NewPlacement(db, func(context.Context) (string, error) { return "remote", nil }))
+	local, err := kennel.New(testkit.RequireDocker(b), kennel.Config{Image: image, Instance: testInstance}, quiet())
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool, err := kennel.NewPool("local", map[string]*kennel.Kennel{"local": local, "remote": k}, reg.EngineOf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg.InKennel(pool)
+	info, err := reg.Create(context.Background(), "trivial", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		pool.Remove(ctx, info.Path)
+		pool.RemoveVolume(ctx, info.Path)
+	})
+	repos, err := mirror.New(mirror.Config{Root: filepath.Join(dir, "repos"), Kennel: pool, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := task.New(task.Config{Store: db, Workspaces: reg, Runner: &task.KennelRunner{Kennel: pool, Harnesses: harness.NewRegistry(), Credentials: harness.Credentials{"ANTHROPIC_API_KEY": "sk-test"}},
+		Repos: repos, Timeout: time.Minute, Logger: quiet()})
+	if err := e.Open(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close(context.Background()) })
+	benchTrivial(b, e, k, info.Path, counter)
 }
 
 func benchTrivial(b *testing.B, e *task.Engine, k *kennel.Kennel, ws string, counter *countingDocker) {
