@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -288,13 +289,22 @@ func (d *codexDialogue) setTurn(id string) {
 	d.mu.Unlock()
 }
 
+// ids returns the thread, the running turn and, when there is a thread
+// (and a running turn, if needTurn), a fresh request id.
+func (d *codexDialogue) ids(needTurn bool) (thread, turn string, id int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.thread != "" && (d.turn != "" || !needTurn) {
+		id = d.nextID
+		d.nextID++
+	}
+	return d.thread, d.turn, id
+}
+
 // Interrupt implements Dialogue: turn/interrupt with the running turn's
 // ids; the turn then completes with status "interrupted".
 func (d *codexDialogue) Interrupt() ([]byte, error) {
-	d.mu.Lock()
-	thread, turn, id := d.thread, d.turn, d.nextID
-	d.nextID++
-	d.mu.Unlock()
+	thread, turn, id := d.ids(true)
 	if thread == "" || turn == "" {
 		return nil, fmt.Errorf("harness: codex interrupt: %w: no turn is running", ErrCannotReply)
 	}
@@ -304,10 +314,7 @@ func (d *codexDialogue) Interrupt() ([]byte, error) {
 // UserMessage implements Dialogue: turn/steer into the running turn, or a
 // new turn/start between turns.
 func (d *codexDialogue) UserMessage(text string) ([]byte, error) {
-	d.mu.Lock()
-	thread, turn, id := d.thread, d.turn, d.nextID
-	d.nextID++
-	d.mu.Unlock()
+	thread, turn, id := d.ids(false)
 	if thread == "" {
 		return nil, fmt.Errorf("harness: codex message: %w: no thread yet", ErrCannotReply)
 	}
@@ -834,7 +841,7 @@ func (p *codexAppParser) commandApproval(r Request, params json.RawMessage) Even
 		} `json:"networkApprovalContext"`
 	}
 	if err := json.Unmarshal(params, &a); err != nil {
-		return badRequest(r, "a command approval whose params are not readable: "+capString(err.Error(), 200))
+		return badRequest(r, "a command approval whose params are not readable: "+codexJSONProblem(err))
 	}
 	r.Session, r.ToolUseID, r.Reason = a.ThreadID, a.ItemID, capString(a.Reason, 1024)
 	command := a.Command
@@ -872,7 +879,7 @@ func (p *codexAppParser) fileApproval(r Request, params json.RawMessage) Event {
 		GrantRoot string `json:"grantRoot"`
 	}
 	if err := json.Unmarshal(params, &a); err != nil {
-		return badRequest(r, "a file change approval whose params are not readable: "+capString(err.Error(), 200))
+		return badRequest(r, "a file change approval whose params are not readable: "+codexJSONProblem(err))
 	}
 	r.Session, r.ToolUseID, r.Tool = a.ThreadID, a.ItemID, "edit"
 	r.Reason = capString(a.Reason, 1024)
@@ -937,7 +944,7 @@ func codexQuestions(r Request, params json.RawMessage) Event {
 	r.Tool = "request_user_input"
 	var p codexUserInputParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return badRequest(r, "a question whose params are not readable: "+capString(err.Error(), 200))
+		return badRequest(r, "a question whose params are not readable: "+codexJSONProblem(err))
 	}
 	r.Session, r.ToolUseID, r.Action = p.ThreadID, p.ItemID, ActionInternal
 	if len(p.Questions) == 0 {
@@ -967,6 +974,19 @@ func codexQuestions(r Request, params json.RawMessage) Event {
 	same, _ := json.Marshal(r.Questions)
 	r.Fingerprint = fingerprint(r.Tool, same)
 	return Event{Kind: KindAsk, Tool: r.Tool, ToolID: r.ToolUseID, Text: capText(strings.Join(text, "\n")), Request: &r}
+}
+
+// codexJSONProblem says what was wrong with params, without Go's names
+// for the types it expected.
+func codexJSONProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "they are " + te.Value + ", not an object"
+		}
+		return capString(te.Field, 100) + " is " + te.Value
+	}
+	return capString(err.Error(), 200)
 }
 
 // codexUnwrapShell returns the script of a command Codex runs through a
