@@ -506,12 +506,12 @@ type codexTokens struct {
 
 // codexAppParser reads `codex app-server`'s stdout into events.
 type codexAppParser struct {
-	model   string
-	resume  string
-	session string
-	items   map[string]codexAppItem
-	deltas  map[string]*strings.Builder // agentMessage deltas by item id
-	last    string                      // the turn's last agent message
+	sessionID
+	model  string
+	resume string
+	items  map[string]codexAppItem
+	deltas map[string]*strings.Builder // agentMessage deltas by item id
+	last   string                      // the turn's last agent message
 	// total is the thread's usage as last reported, reported what of it
 	// went out in usage events: each turn reports what was added.
 	total, reported codexTokens
@@ -553,13 +553,6 @@ func (p *codexAppParser) Parse(line []byte, emit func(Event)) {
 // Flush implements Parser: usage the run did not report at a turn's end
 // (it was stopped) is reported now.
 func (p *codexAppParser) Flush(emit func(Event)) { p.usage(emit) }
-
-func (p *codexAppParser) setSession(id string, emit func(Event)) {
-	if id != "" && id != p.session {
-		p.session = id
-		emit(Event{Kind: KindSession, SessionID: id})
-	}
-}
 
 // usage reports the tokens added since the last report.
 func (p *codexAppParser) usage(emit func(Event)) {
@@ -616,7 +609,7 @@ func (p *codexAppParser) response(id string, m codexRPC, line []byte, emit func(
 		emit(Event{Kind: KindResult, Text: "the CLI started no thread (its answer has no thread id): " + capString(string(line), 512)})
 		return
 	}
-	p.setSession(r.Thread.ID, emit)
+	p.sessionFrom(r.Thread.ID, emit)
 }
 
 // notification reads one of the app-server's notifications.
@@ -629,7 +622,7 @@ func (p *codexAppParser) notification(method string, params json.RawMessage, lin
 			} `json:"thread"`
 		}
 		if json.Unmarshal(params, &n) == nil {
-			p.setSession(n.Thread.ID, emit)
+			p.sessionFrom(n.Thread.ID, emit)
 		}
 	case "item/started", "item/completed":
 		var n struct {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -435,15 +434,8 @@ func (a *appServer) repeat(arg string) error {
 }
 
 func (a *appServer) edit(name string) error {
-	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
-		a.note(fmt.Sprintf("Refused to edit %q: outside the working directory.", name))
-		return nil
-	}
-	path := filepath.Join(cwd(), name)
-	before, err := os.ReadFile(path)
-	created := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !created {
-		a.note("Could not read " + name + ": " + err.Error())
+	path, before, created, ok := editTarget(name, a.note)
+	if !ok {
 		return nil
 	}
 	line := "fake codex edited this with the owner's permission\n"
