@@ -20,6 +20,9 @@ const (
 // Codex's own landlock/seccomp sandbox fails inside containers, sometimes
 // with exit 0, so the adapter passes --dangerously-bypass-approvals-and-sandbox:
 // the kennel is the sandbox. Resuming runs `codex exec resume <thread> <answer>`.
+//
+// Two-way (TwoWay, codex_appserver.go), it runs `codex app-server`: the
+// thread asks before commands and patches, and may ask the user questions.
 type CodexAdapter struct{}
 
 // Name implements Adapter.
@@ -69,8 +72,11 @@ func (CodexAdapter) Keys() []Key {
 //
 // A resumed thread (`codex exec resume`) reports the whole thread's usage
 // in turn.completed (codex-resume.jsonl: 4200 input tokens after a first
-// turn of 2100).
-func (CodexAdapter) Traits() Traits { return Traits{ResumeUsage: UsageCumulative} }
+// turn of 2100); so does a resumed app-server thread
+// (thread/tokenUsage/updated's total), which the two-way parser reports.
+func (CodexAdapter) Traits() Traits {
+	return Traits{ResumeUsage: UsageCumulative, TwoWay: true, Relays: []Kind{KindPermission, KindAsk}}
+}
 
 // NewParser implements Adapter.
 //
@@ -80,7 +86,7 @@ func (CodexAdapter) Traits() Traits { return Traits{ResumeUsage: UsageCumulative
 // the run (codex-task.jsonl): a Codex run cannot be stopped at a budget
 // before it ends.
 func (CodexAdapter) NewParser(t Task) Parser {
-	return &codexParser{seen: make(map[string]bool), model: t.Model}
+	return &codexOr{app: newCodexAppParser(t), exec: &codexParser{seen: make(map[string]bool), model: t.Model}}
 }
 
 // codexParser reads `codex exec --json` (the thread/turn/item schema of

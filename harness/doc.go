@@ -79,16 +79,18 @@
 // # Two-way runs
 //
 // An adapter with Traits.TwoWay also implements TwoWay: Claude Code
-// (claude_twoway.go says what each message rests on), Gemini CLI and Qwen
-// Code through ACP (acp.go, testdata/acp/README.md). RunTwoWay starts its
-// CLI with stdin kept open through an Input (the kennel's inbox), writes the
-// opening messages, and reports the CLI's requests as KindPermission, KindAsk
-// and KindPlan events carrying a Request; the caller answers each with the
-// bytes of TwoWay.Allow, Deny, DenyAndStop or Answer, sent through the
-// Input. A control message that cannot be relayed is a KindBadRequest
-// event, to be logged and, when it has an id, denied. An adapter whose
-// protocol needs messages no user decides (ACP's prompt needs the session
-// id the CLI answered with) also implements Dialogues: RunTwoWay shows the
+// (claude_twoway.go says what each message rests on), Codex through `codex
+// app-server` (codex_appserver.go, testdata/codex-appserver/README.md),
+// Gemini CLI and Qwen Code through ACP (acp.go, testdata/acp/README.md).
+// RunTwoWay starts its CLI with stdin kept open through an Input (the
+// kennel's inbox), writes the opening messages, and reports the CLI's
+// requests as KindPermission, KindAsk and KindPlan events carrying a
+// Request; the caller answers each with the bytes of TwoWay.Allow, Deny,
+// DenyAndStop or Answer, sent through the Input. A control message that
+// cannot be relayed is a KindBadRequest event, to be logged and, when it has
+// an id, denied. An adapter whose protocol needs messages no user decides
+// (ACP's prompt needs the session id the CLI answered with, Codex's
+// turn/start the thread id) also implements Dialogues: RunTwoWay shows the
 // run's Dialogue every stdout line and sends what it returns. The same
 // parser reads one-shot and two-way output, so Follow works for both.
 //

@@ -45,6 +45,9 @@ func (r localRunner) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.L
 	}
 	cmd.Env = append([]string{"PATH=" + r.bin + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + r.home}, spec.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A two-way run's stdin (spec.Stdin) may stay open after the process
+	// exits: WaitDelay keeps Wait from waiting for it.
+	cmd.Stdin, cmd.WaitDelay = spec.Stdin, localGrace
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return kennel.Result{}, err
@@ -55,6 +58,9 @@ func (r localRunner) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.L
 	}
 	if err := cmd.Start(); err != nil {
 		return kennel.Result{}, err
+	}
+	if spec.Started != nil {
+		spec.Started()
 	}
 
 	var (
@@ -114,7 +120,7 @@ func (r localRunner) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.L
 	err = cmd.Wait()
 	res := kennel.Result{ExitCode: cmd.ProcessState.ExitCode(), StderrTail: tail, Stopped: stopped, TimedOut: timedOut}
 	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
+	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
 		return res, err
 	}
 	if res.ExitCode == -1 { // killed by a signal

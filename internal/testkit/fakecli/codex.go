@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// parseCodex accepts `codex exec [resume] [flags] [--] [thread] prompt`.
+// parseCodex accepts `codex exec [resume] [flags] [--] [thread] prompt`
+// (`codex app-server` is codex_appserver.go's, dispatched in main.go).
 func parseCodex(args []string, stderr io.Writer) (invocation, error) {
 	var inv invocation
 	if len(args) == 0 || args[0] != "exec" {

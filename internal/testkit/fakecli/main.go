@@ -14,6 +14,9 @@
 // Run as gemini or qwen with --acp, it speaks the Agent Client Protocol on
 // stdin and stdout; acp.go lists what it does.
 //
+// Run as `codex app-server`, it speaks Codex's app-server protocol on stdin
+// and stdout; codex_appserver.go lists what it does.
+//
 // Run in a CLI's read-only mode (claude --permission-mode plan, gemini
 // without --yolo, copilot without --allow-all-tools), a scenario that would
 // edit is refused the way that CLI refuses it, and nothing is written;
@@ -81,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	record(stderr, args)
+	if name == "codex" && len(args) > 1 && args[1] == "app-server" {
+		return playAppServer(args[2:], os.Stdin, stdout, stderr)
+	}
 	inv, err := cli.parse(args[1:], stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
