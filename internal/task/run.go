@@ -288,7 +288,7 @@ var errNotPrepared = errors.New("the run ended before it made the worktree")
 func (e *Engine) readPrepared(ctx context.Context, t Task, out harness.Outcome) (workspace.Worktree, error) {
 	printed := out.Prepared
 	if printed == nil && out.ExitCode == shim.ExitUsage && strings.Contains(out.StderrTail, "unknown command") {
-		return workspace.Worktree{}, errors.New("the kennel image's fetch-shim is older than this Fetch (it has no prepare command): rebuild the image (scripts/build-images.sh)")
+		return workspace.Worktree{}, gitrun.ErrOldShim // no prepare command
 	}
 	if printed == nil {
 		return workspace.Worktree{}, errNotPrepared
