@@ -643,7 +643,7 @@ func (e *Engine) create(files []ImageFile) error {
 
 	hostname, _ := os.Hostname()
 	labels := map[string]string{
-		engineLabel:      "1",
+		engineLabel:      engineMark,
 		engineOwnerLabel: e.owner.kind,
 		enginePIDLabel:   strconv.Itoa(e.owner.pid),
 		engineHostLabel:  hostname,
@@ -827,10 +827,21 @@ func (e *Engine) removeContainer() error {
 // this process attached to) and any engine whose owner this version does
 // not know. Failures are ignored: this is housekeeping.
 func reapEngines(local *client.Client, keep engineDesc) {
+	reapEnginesMarked(local, keep, engineMark)
+}
+
+// engineMark is the value of engineLabel on the engines this package
+// starts; a test of the reaper marks its fakes otherwise, so that the
+// reapers of other test processes leave them alone.
+const engineMark = "1"
+
+// reapEnginesMarked is reapEngines over the engines whose engineLabel is
+// mark.
+func reapEnginesMarked(local *client.Client, keep engineDesc, mark string) {
 	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
 	defer cancel()
 	hostname, _ := os.Hostname()
-	f := filters.NewArgs(filters.Arg("label", engineLabel))
+	f := filters.NewArgs(filters.Arg("label", engineLabel+"="+mark))
 	list, err := local.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err == nil {
 		for _, c := range list {

@@ -421,6 +421,10 @@ func TestReapEnginesRemovesOnlyWhoseOwnerIsGone(t *testing.T) {
 		"unknown-dead": {owner: "someone-else", pid: dead},
 	}
 	hostname, _ := os.Hostname()
+	// The fakes carry a mark of their own: another test process's reaper
+	// (every process that attaches to an engine reaps) would take those
+	// whose owner is gone, the one this test keeps among them.
+	mark := "reap-test-" + randomHex(6)
 	var keep engineDesc
 	ids, vols, dirs := map[string]string{}, map[string]string{}, map[string]string{}
 	for name, f := range fakes {
@@ -431,7 +435,7 @@ func TestReapEnginesRemovesOnlyWhoseOwnerIsGone(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, EngineFile), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		labels := map[string]string{engineLabel: "1", enginePIDLabel: strconv.Itoa(f.pid), engineHostLabel: hostname, engineDirLabel: dir}
+		labels := map[string]string{engineLabel: mark, enginePIDLabel: strconv.Itoa(f.pid), engineHostLabel: hostname, engineDirLabel: dir}
 		if f.owner != "" {
 			labels[engineOwnerLabel] = f.owner
 		}
@@ -453,7 +457,7 @@ func TestReapEnginesRemovesOnlyWhoseOwnerIsGone(t *testing.T) {
 		}
 	}
 
-	reapEngines(local, keep)
+	reapEnginesMarked(local, keep, mark)
 	for name, f := range fakes {
 		_, cerr := local.ContainerInspect(t.Context(), ids[name])
 		_, verr := local.VolumeInspect(t.Context(), vols[name])
