@@ -47,23 +47,6 @@ const (
 )
 
 // JSON-RPC error codes Fetch answers with (the ones ACP's SDK uses).
-const (
-	rpcMethodNotFound = -32601
-)
-
-// acpMessage is any JSON-RPC message, as far as Fetch reads it.
-type acpMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
-}
 
 // isACP tells whether line is a JSON-RPC 2.0 message.
 func isACP(line []byte) bool {
@@ -76,57 +59,12 @@ func isACP(line []byte) bool {
 	return json.Unmarshal(line, &head) == nil && head.JSONRPC == "2.0"
 }
 
-// rpcID is a JSON-RPC id as Fetch keeps it: its JSON text (a number or a
-// string), or "" when it is missing or of another type.
-func rpcID(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return ""
-	}
-	switch v.(type) {
-	case float64, string:
-		return string(raw)
-	}
-	return ""
-}
-
-// rpcRequest is a request or notification line.
-type rpcRequest struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      *int   `json:"id,omitempty"`
-	Method  string `json:"method"`
-	Params  any    `json:"params"`
-}
-
-// rpcResult is a response line; ID is the request's id as it came.
-type rpcResult struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  any             `json:"result"`
-}
-
-type rpcError struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   rpcErrorBody    `json:"error"`
-}
-
-type rpcErrorBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
 func acpRequest(id int, method string, params any) ([]byte, error) {
-	return jsonLine(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
+	return jsonLine(rpcOut{JSONRPC: "2.0", ID: id, Method: method, Params: params})
 }
 
 func acpNotification(method string, params any) ([]byte, error) {
-	return jsonLine(rpcRequest{JSONRPC: "2.0", Method: method, Params: params})
+	return jsonLine(rpcOut{JSONRPC: "2.0", Method: method, Params: params})
 }
 
 // acpText is a text content block.
@@ -188,7 +126,7 @@ func (d *acpDialogue) React(line []byte) [][]byte {
 	if !isACP(line) {
 		return nil
 	}
-	var m acpMessage
+	var m rpcMessage
 	if json.Unmarshal(line, &m) != nil || m.Method != "" || m.Error != nil || len(m.Result) == 0 {
 		return nil // requests and notifications are the parser's; errors end the run there
 	}
@@ -517,7 +455,7 @@ func newACPParser(task Task) *acpParser {
 
 // Parse reads one JSON-RPC line; the caller checked isACP.
 func (p *acpParser) Parse(line []byte, emit func(Event)) {
-	var m acpMessage
+	var m rpcMessage
 	if err := json.Unmarshal(line, &m); err != nil {
 		p.flushText(emit)
 		emit(rawEvent(line))
@@ -555,7 +493,7 @@ func (p *acpParser) Parse(line []byte, emit func(Event)) {
 func (p *acpParser) Flush(emit func(Event)) { p.flushText(emit) }
 
 // response reads the response to one of Fetch's requests.
-func (p *acpParser) response(id string, m acpMessage, emit func(Event)) {
+func (p *acpParser) response(id string, m rpcMessage, emit func(Event)) {
 	p.flushText(emit)
 	if m.Error != nil {
 		what := "the prompt"
@@ -624,7 +562,7 @@ func (p *acpParser) response(id string, m acpMessage, emit func(Event)) {
 }
 
 // mustLine is m as a JSON line, for a raw event.
-func mustLine(m acpMessage) []byte {
+func mustLine(m rpcMessage) []byte {
 	b, _ := json.Marshal(m)
 	return b
 }
@@ -719,28 +657,6 @@ func (p *acpParser) toolUpdate(tc acpToolCall, emit func(Event)) {
 		}
 		emit(Event{Kind: KindError, Tool: t.name, ToolID: tc.ToolCallID, Text: capText(strings.Join(msg, "\n"))})
 	}
-}
-
-// acpOr is a parser for a CLI that writes its one-shot format or, in a
-// two-way run, ACP: each line goes to the parser of its format. A run that
-// is followed again after a restart is parsed by the same parser, whichever
-// way it ran.
-type acpOr struct {
-	acp   *acpParser
-	other Parser
-}
-
-func (p *acpOr) Parse(line []byte, emit func(Event)) {
-	if isACP(line) {
-		p.acp.Parse(line, emit)
-		return
-	}
-	p.other.Parse(line, emit)
-}
-
-func (p *acpOr) Flush(emit func(Event)) {
-	p.acp.Flush(emit)
-	p.other.Flush(emit)
 }
 
 // acpTwoWay is the two-way part Gemini CLI and Qwen Code share: both speak

@@ -86,7 +86,7 @@ func (CodexAdapter) Traits() Traits {
 // the run (codex-task.jsonl): a Codex run cannot be stopped at a budget
 // before it ends.
 func (CodexAdapter) NewParser(t Task) Parser {
-	return &codexOr{app: newCodexAppParser(t), exec: &codexParser{seen: make(map[string]bool), model: t.Model}}
+	return &formatOr{rpc: isCodexAppLine, twoWay: newCodexAppParser(t), otherwise: &codexParser{seen: make(map[string]bool), model: t.Model}}
 }
 
 // codexParser reads `codex exec --json` (the thread/turn/item schema of

@@ -67,19 +67,6 @@ const (
 //go:embed prompt_twoway_codex.md
 var codexTwoWayInstructions string
 
-// codexRPC is any app-server message, as far as Fetch reads it.
-type codexRPC struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
-}
-
 // isCodexRPC tells whether line is an app-server message: a JSON object
 // with an id or a method, and neither the "type" of `codex exec --json`
 // nor a "jsonrpc" field.
@@ -100,24 +87,6 @@ func isCodexRPC(line []byte) bool {
 // one of the app-server's requests.
 func looksLikeCodexRequest(line []byte) bool {
 	return bytes.Contains(line, []byte(`"method"`)) && bytes.Contains(line, []byte(`"id"`)) && !json.Valid(line)
-}
-
-// codexOut is a client request or notification line.
-type codexOut struct {
-	ID     any    `json:"id,omitempty"`
-	Method string `json:"method"`
-	Params any    `json:"params,omitempty"`
-}
-
-// codexResult is a response line; ID is the request's id as it came.
-type codexResult struct {
-	ID     json.RawMessage `json:"id"`
-	Result any             `json:"result"`
-}
-
-type codexError struct {
-	ID    json.RawMessage `json:"id"`
-	Error rpcErrorBody    `json:"error"`
 }
 
 // codexTextInput is a text item of turn/start's and turn/steer's input.
@@ -159,7 +128,7 @@ func (CodexAdapter) Opening(task Task, mode TwoWayMode) ([][]byte, error) {
 	if err := codexCheckMode(task, mode); err != nil {
 		return nil, fmt.Errorf("harness: codex opening: %w", err)
 	}
-	init, err := jsonLine(codexOut{ID: codexInitID, Method: "initialize", Params: map[string]any{
+	init, err := jsonLine(rpcOut{ID: codexInitID, Method: "initialize", Params: map[string]any{
 		"clientInfo": map[string]string{"name": "fetch", "title": "Fetch", "version": "1"},
 	}})
 	if err != nil {
@@ -209,7 +178,7 @@ func (d *codexDialogue) React(line []byte) [][]byte {
 	if !isCodexRPC(line) {
 		return nil
 	}
-	var m codexRPC
+	var m rpcMessage
 	if json.Unmarshal(line, &m) != nil {
 		return nil
 	}
@@ -231,7 +200,7 @@ func (d *codexDialogue) React(line []byte) [][]byte {
 	}
 	switch rpcID(m.ID) {
 	case fmt.Sprint(codexInitID):
-		initialized, err := jsonLine(codexOut{Method: "initialized"})
+		initialized, err := jsonLine(rpcOut{Method: "initialized"})
 		if err != nil {
 			return nil
 		}
@@ -241,7 +210,7 @@ func (d *codexDialogue) React(line []byte) [][]byte {
 		if d.resume != "" {
 			p.ThreadID, method = d.resume, "thread/resume"
 		}
-		start, err := jsonLine(codexOut{ID: codexThreadID, Method: method, Params: p})
+		start, err := jsonLine(rpcOut{ID: codexThreadID, Method: method, Params: p})
 		if err != nil {
 			return nil
 		}
@@ -259,7 +228,7 @@ func (d *codexDialogue) React(line []byte) [][]byte {
 		d.mu.Lock()
 		d.thread, d.started = r.Thread.ID, true
 		d.mu.Unlock()
-		msg, err := jsonLine(codexOut{ID: codexTurnID, Method: "turn/start", Params: map[string]any{
+		msg, err := jsonLine(rpcOut{ID: codexTurnID, Method: "turn/start", Params: map[string]any{
 			"threadId": r.Thread.ID, "input": []codexTextInput{{Type: "text", Text: d.prompt}}}})
 		if err != nil {
 			return nil
@@ -308,7 +277,7 @@ func (d *codexDialogue) Interrupt() ([]byte, error) {
 	if thread == "" || turn == "" {
 		return nil, fmt.Errorf("harness: codex interrupt: %w: no turn is running", ErrCannotReply)
 	}
-	return jsonLine(codexOut{ID: id, Method: "turn/interrupt", Params: map[string]string{"threadId": thread, "turnId": turn}})
+	return jsonLine(rpcOut{ID: id, Method: "turn/interrupt", Params: map[string]string{"threadId": thread, "turnId": turn}})
 }
 
 // UserMessage implements Dialogue: turn/steer into the running turn, or a
@@ -320,9 +289,9 @@ func (d *codexDialogue) UserMessage(text string) ([]byte, error) {
 	}
 	input := []codexTextInput{{Type: "text", Text: text}}
 	if turn != "" {
-		return jsonLine(codexOut{ID: id, Method: "turn/steer", Params: map[string]any{"threadId": thread, "input": input, "expectedTurnId": turn}})
+		return jsonLine(rpcOut{ID: id, Method: "turn/steer", Params: map[string]any{"threadId": thread, "input": input, "expectedTurnId": turn}})
 	}
-	return jsonLine(codexOut{ID: id, Method: "turn/start", Params: map[string]any{"threadId": thread, "input": input}})
+	return jsonLine(rpcOut{ID: id, Method: "turn/start", Params: map[string]any{"threadId": thread, "input": input}})
 }
 
 // Interrupt implements TwoWay. turn/interrupt names the thread and the
@@ -338,7 +307,7 @@ func (CodexAdapter) UserMessage(string) ([]byte, error) {
 
 // codexDecision is the response to an approval request.
 func codexDecision(r Request, decision string) ([]byte, error) {
-	return jsonLine(codexResult{ID: json.RawMessage(r.ID), Result: map[string]string{"decision": decision}})
+	return jsonLine(rpcResult{ID: json.RawMessage(r.ID), Result: map[string]string{"decision": decision}})
 }
 
 func codexIsApproval(control string) bool {
@@ -374,12 +343,12 @@ func (CodexAdapter) deny(r Request, stop bool) ([]byte, error) {
 	case codexIsApproval(r.Control):
 		return codexDecision(r, "decline")
 	case r.Control != codexMethodUserInput:
-		return jsonLine(codexError{ID: json.RawMessage(r.ID),
+		return jsonLine(rpcError{ID: json.RawMessage(r.ID),
 			Error: rpcErrorBody{Code: rpcMethodNotFound, Message: "Method not found", Data: map[string]string{"method": r.Control}}})
 	}
 	// No answers: what the app-server itself submits when it cannot ask
 	// (bespoke_event_handling.rs at 0.125.0).
-	msg, err := jsonLine(codexResult{ID: json.RawMessage(r.ID), Result: map[string]any{"answers": map[string]any{}}})
+	msg, err := jsonLine(rpcResult{ID: json.RawMessage(r.ID), Result: map[string]any{"answers": map[string]any{}}})
 	if err != nil || !stop {
 		return msg, err
 	}
@@ -391,7 +360,7 @@ func (CodexAdapter) deny(r Request, stop bool) ([]byte, error) {
 		return nil, fmt.Errorf("harness: codex deny and stop: %w: the question names no turn", ErrCannotReply)
 	}
 	// A string id: the adapter has no counter; the dialogue's are numbers.
-	stopMsg, err := jsonLine(codexOut{ID: "fetch-stop-" + r.ID, Method: "turn/interrupt", Params: map[string]string{"threadId": p.ThreadID, "turnId": p.TurnID}})
+	stopMsg, err := jsonLine(rpcOut{ID: "fetch-stop-" + r.ID, Method: "turn/interrupt", Params: map[string]string{"threadId": p.ThreadID, "turnId": p.TurnID}})
 	if err != nil {
 		return nil, err
 	}
@@ -435,31 +404,13 @@ func (CodexAdapter) Answer(r Request, answers []string) ([]byte, error) {
 	for i, q := range p.Questions {
 		m[q.ID] = answer{Answers: []string{answers[i]}}
 	}
-	return jsonLine(codexResult{ID: json.RawMessage(r.ID), Result: map[string]any{"answers": m}})
+	return jsonLine(rpcResult{ID: json.RawMessage(r.ID), Result: map[string]any{"answers": m}})
 }
 
-// codexOr is Codex's parser: the lines of `codex exec --json` go to the
-// one-shot parser, the app-server's to codexAppParser. A run followed again
-// after a restart is parsed by the same parser, whichever way it ran.
-type codexOr struct {
-	app  *codexAppParser
-	exec *codexParser
-}
-
-func (p *codexOr) Parse(line []byte, emit func(Event)) {
-	if isBlank(line) {
-		return
-	}
-	if isCodexRPC(line) || looksLikeCodexRequest(line) {
-		p.app.Parse(line, emit)
-		return
-	}
-	p.exec.Parse(line, emit)
-}
-
-func (p *codexOr) Flush(emit func(Event)) {
-	p.app.Flush(emit)
-	p.exec.Flush(emit)
+// isCodexAppLine tells the app-server's lines (Codex's two-way format)
+// from those of `codex exec --json`.
+func isCodexAppLine(line []byte) bool {
+	return !isBlank(line) && (isCodexRPC(line) || looksLikeCodexRequest(line))
 }
 
 // codexAppItem is what the parser keeps of an item between item/started
@@ -535,7 +486,7 @@ var codexAppIgnored = map[string]bool{
 // Parse implements Parser; the caller checked isCodexRPC (or
 // looksLikeCodexRequest).
 func (p *codexAppParser) Parse(line []byte, emit func(Event)) {
-	var m codexRPC
+	var m rpcMessage
 	if err := json.Unmarshal(line, &m); err != nil {
 		emit(badRequest(Request{}, "a request that is not valid JSON: "+capString(string(line), 512)))
 		return
@@ -570,7 +521,7 @@ func (p *codexAppParser) usage(emit func(Event)) {
 }
 
 // response reads the response to one of Fetch's requests.
-func (p *codexAppParser) response(id string, m codexRPC, line []byte, emit func(Event)) {
+func (p *codexAppParser) response(id string, m rpcMessage, line []byte, emit func(Event)) {
 	if m.Error != nil {
 		msg := strings.TrimSpace(m.Error.Message)
 		if len(m.Error.Data) > 0 && string(m.Error.Data) != "null" {

@@ -92,7 +92,7 @@ func (GeminiAdapter) Keys() []Key {
 
 // NewParser implements Adapter.
 func (GeminiAdapter) NewParser(task Task) Parser {
-	return &acpOr{acp: newACPParser(task), other: &geminiParser{tools: make(map[string]pendingTool)}}
+	return &formatOr{rpc: isACP, twoWay: newACPParser(task), otherwise: &geminiParser{tools: make(map[string]pendingTool)}}
 }
 
 // geminiParser reads Gemini CLI's stream-json, and its json output (one

@@ -61,7 +61,7 @@ func (QwenAdapter) Keys() []Key {
 
 // NewParser implements Adapter.
 func (QwenAdapter) NewParser(task Task) Parser {
-	return &acpOr{acp: newACPParser(task), other: newClaudeParser(qwenTools)}
+	return &formatOr{rpc: isACP, twoWay: newACPParser(task), otherwise: newClaudeParser(qwenTools)}
 }
 
 // TwoWayInvocation implements TwoWay.
