@@ -212,7 +212,7 @@ func (r *acpRun) prompt(m acpIn) {
 			_, cmd, _ := strings.Cut(arg, ":")
 			err = r.command(cmd)
 		case "ask-permission-repeat":
-			err = r.repeat(arg)
+			err = repeat(arg, func(_, cmd string) error { return r.command(cmd) })
 		case "ask-edit":
 			err = r.edit(arg)
 		case "ask-unknown":
@@ -333,21 +333,6 @@ func (r *acpRun) command(cmd string) error {
 	r.update(obj{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed", "title": cmd,
 		"content": []obj{{"type": "content", "content": obj{"type": "text", "text": "fakecli ran: " + cmd}}}, "locations": []obj{}, "kind": "execute"})
 	r.note(fmt.Sprintf("Ran `%s`.", cmd))
-	return nil
-}
-
-func (r *acpRun) repeat(arg string) error {
-	i := strings.LastIndex(arg, ":")
-	n, err := strconv.Atoi(arg[i+1:])
-	if i < 0 || err != nil || n < 1 {
-		n, i = 3, len(arg)
-	}
-	_, cmd, _ := strings.Cut(arg[:i], ":")
-	for range n {
-		if err := r.command(cmd); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

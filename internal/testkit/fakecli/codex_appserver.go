@@ -291,7 +291,7 @@ func (a *appServer) playTurn(m appIn) {
 			_, cmd, _ := strings.Cut(arg, ":")
 			err = a.command(cmd)
 		case "ask-permission-repeat":
-			err = a.repeat(arg)
+			err = repeat(arg, func(_, cmd string) error { return a.command(cmd) })
 		case "ask-edit":
 			err = a.edit(arg)
 		case "ask-question":
@@ -415,21 +415,6 @@ func (a *appServer) command(cmd string) error {
 	item["status"], item["aggregatedOutput"], item["exitCode"], item["durationMs"] = "completed", "fakecli ran: "+cmd+"\n", 0, 3
 	a.notify("item/completed", obj{"item": item, "threadId": a.thread.ID, "turnId": a.turn})
 	a.note(fmt.Sprintf("Ran `%s`.", cmd))
-	return nil
-}
-
-func (a *appServer) repeat(arg string) error {
-	i := strings.LastIndex(arg, ":")
-	n, err := strconv.Atoi(arg[i+1:])
-	if i < 0 || err != nil || n < 1 {
-		n, i = 3, len(arg)
-	}
-	_, cmd, _ := strings.Cut(arg[:i], ":")
-	for range n {
-		if err := a.command(cmd); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -344,7 +344,7 @@ func (t *twoWay) script(prompt string) int {
 			tool, cmd, _ := strings.Cut(arg, ":")
 			err = t.permission(tool, cmd)
 		case name == "ask-permission-repeat":
-			err = t.repeat(arg)
+			err = repeat(arg, t.permission)
 		case name == "ask-edit":
 			err = t.edit(arg)
 		case name == "ask-question":
@@ -396,7 +396,9 @@ func (t *twoWay) permission(tool, cmd string) error {
 	return nil
 }
 
-func (t *twoWay) repeat(arg string) error {
+// repeat runs an ask-permission-repeat directive ("TOOL:CMD[:N]", three
+// times without N): ask calls one request of the CLI's protocol.
+func repeat(arg string, ask func(tool, cmd string) error) error {
 	i := strings.LastIndex(arg, ":")
 	n, err := strconv.Atoi(arg[i+1:])
 	if i < 0 || err != nil || n < 1 {
@@ -404,7 +406,7 @@ func (t *twoWay) repeat(arg string) error {
 	}
 	tool, cmd, _ := strings.Cut(arg[:i], ":")
 	for range n {
-		if err := t.permission(tool, cmd); err != nil {
+		if err := ask(tool, cmd); err != nil {
 			return err
 		}
 	}
