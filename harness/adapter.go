@@ -71,6 +71,10 @@ type Task struct {
 	// Workdir may not exist before); what it printed is
 	// Outcome.Prepared. A run whose Prepare failed has no CLI output.
 	Prepare *shim.Batch
+	// Record, when set, runs in the run's own exec after the CLI ended,
+	// however it ended (kennel.ExecSpec.Record: the task's work is
+	// committed and bundled there); what it printed is Outcome.Recorded.
+	Record *shim.Batch
 }
 
 // dir returns the directory the CLI runs in.

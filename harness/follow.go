@@ -33,7 +33,7 @@ func Follow(ctx context.Context, f Follower, adapter Adapter, task Task, onEvent
 		stderrTail: string(res.StderrTail),
 		stopped:    res.Stopped || ctx.Err() != nil,
 	})
-	o.Prepared = s.prepared
+	o.Prepared, o.Recorded = s.prepared, s.recorded
 	if err != nil {
 		return o, fmt.Errorf("harness: follow %s: %w", name, err)
 	}

@@ -30,6 +30,9 @@ type Outcome struct {
 	// Prepared is what the run's Task.Prepare printed (a
 	// shim.BatchResult as JSON); nil without one.
 	Prepared []byte `json:"-"`
+	// Recorded is what the run's Task.Record printed (a shim.BatchResult
+	// as JSON; kennel output, untrusted); nil without one.
+	Recorded []byte `json:"-"`
 	// Usage is the sum of the run's usage events.
 	Usage Usage `json:"usage"`
 	// Error says why the run did not succeed, for the user: the CLI's own
@@ -185,8 +188,9 @@ type stream struct {
 	parser  Parser
 	onEvent func(Event)
 	tally   tally
-	// prepared is the run's kennel.Prepared line.
-	prepared []byte
+	// prepared is the run's kennel.Prepared line, recorded its last
+	// kennel.Recorded line.
+	prepared, recorded []byte
 }
 
 func newStream(p Parser, onEvent func(Event)) *stream {
@@ -196,7 +200,8 @@ func newStream(p Parser, onEvent func(Event)) *stream {
 func (s *stream) line(b []byte) { s.parser.Parse(b, s.emit) }
 
 // output is the run's kennel.LineHandler: stdout goes to the parser, the
-// prepared line is kept for the Outcome, stderr is left to the tail.
+// prepared and the last recorded line are kept for the Outcome, stderr is
+// left to the tail.
 func (s *stream) output(stream kennel.Stream, line []byte) {
 	switch stream {
 	case kennel.Stdout:
@@ -205,6 +210,8 @@ func (s *stream) output(stream kennel.Stream, line []byte) {
 		if s.prepared == nil {
 			s.prepared = append([]byte(nil), line...)
 		}
+	case kennel.Recorded:
+		s.recorded = append(s.recorded[:0], line...)
 	}
 }
 

@@ -63,6 +63,7 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 		TaskID:    task.ID,
 		Timeout:   task.Timeout,
 		Prepare:   task.Prepare,
+		Record:    task.Record,
 	}
 	if prepare != nil {
 		if err := prepare(&spec); err != nil {
@@ -91,7 +92,7 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 		stopped:    res.Stopped || ctx.Err() != nil,
 		program:    inv.Argv[0],
 	})
-	o.Prepared = s.prepared
+	o.Prepared, o.Recorded = s.prepared, s.recorded
 
 	if !measure {
 		if ctx.Err() != nil {

@@ -49,6 +49,14 @@ type ExecSpec struct {
 	// step that may not fail failed, Argv does not start and the exit
 	// code is shim.ExitPrepareFailed.
 	Prepare *shim.Batch
+	// Record, when set (with TaskID), runs in the same exec after Argv
+	// ended, however it ended (stopped, timed out), and after the run's
+	// leftovers are gone: its steps start in Workspace, with Record.Env as
+	// their environment, and "${name}" in them is replaced by Prepare's
+	// captures. Its result reaches the LineHandler as a Recorded line
+	// after all of the run's output (Follow delivers it again). It does not
+	// run when Prepare failed.
+	Record *shim.Batch
 	// Started, when set, is called once the process runs (its exec is
 	// created and attached), before any output is read. It must not
 	// block. Pool sets it to time the start for its Metrics.
@@ -123,12 +131,20 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		}
 		dir = spec.Workspace // the steps may make spec.Dir
 	}
+	opts := k.runOptions(ephemeral, spec.Stdin != nil, spec.Inbox)
+	if spec.Record != nil {
+		var err error
+		if opts.Record, err = shim.RecordProgram(*spec.Record); err != nil {
+			return Result{}, fmt.Errorf("%s: %w: %w", op, err, ErrInvalid)
+		}
+	}
 	res, err := k.run(ctx, runSpec{
 		workspace: spec.Workspace,
 		task:      id,
 		ephemeral: ephemeral,
 		prepared:  spec.Prepare != nil,
-		argv:      shim.RunArgv(id, k.runOptions(ephemeral, spec.Stdin != nil, spec.Inbox), argv),
+		recorded:  spec.Record != nil,
+		argv:      shim.RunArgv(id, opts, argv),
 		env:       spec.Env,
 		dir:       dir,
 		timeout:   spec.Timeout,
@@ -168,6 +184,9 @@ type runSpec struct {
 	// prepared: the first stderr line may be the shim's prepared line
 	// (a run with a Prepare, or the log of one).
 	prepared bool
+	// recorded: stderr may carry the shim's recorded line (a run with a
+	// Record, or the log of one).
+	recorded bool
 }
 
 // run executes a runSpec and follows it to its end.
@@ -217,6 +236,9 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	}()
 
 	out := newOutput(fn, k.cfg.MaxLine, k.cfg.StderrTail)
+	if rs.recorded {
+		out.expectRecorded(fn)
+	}
 	if rs.prepared {
 		out.expectPrepared(fn)
 	}
@@ -466,6 +488,9 @@ func checkSpec(spec ExecSpec) error {
 	}
 	if spec.Prepare != nil && (spec.TaskID == "" || spec.Stdout != nil) {
 		return fmt.Errorf("a run with Prepare needs a TaskID and no raw Stdout: %w", ErrInvalid)
+	}
+	if spec.Record != nil && spec.TaskID == "" {
+		return fmt.Errorf("a run with Record needs a TaskID: %w", ErrInvalid)
 	}
 	if err := checkInbox(spec); err != nil {
 		return err

@@ -134,6 +134,7 @@ func (k *Kennel) Follow(ctx context.Context, workspace, taskID string, fn LineHa
 		argv:      shim.RunArgv(follower, k.runOptions(true, false, false), shim.LogArgv(taskID, true)),
 		dir:       "/",
 		prepared:  true, // the run may have had a Prepare
+		recorded:  true, // and a Record
 	}, fn)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", op, err)

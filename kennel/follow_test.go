@@ -155,7 +155,7 @@ func TestPrepareRunsInTheRunsExecAndFollowReadsItBack(t *testing.T) {
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("exec: %+v, %v (stderr %q)", res, err, res.StderrTail)
 	}
-	want := []string{`{"steps":[{"exit":0,"stdout":"step:\n"}]}`}
+	want := []string{`{"steps":[{"exit":0,"stdout":"step:\n"}],"ok":true}`}
 	if diff := cmp.Diff(want, l.prepared); diff != "" {
 		t.Errorf("prepared line (-want +got); the step does not see the run's key:\n%s", diff)
 	}
@@ -184,5 +184,52 @@ func TestPrepareRunsInTheRunsExecAndFollowReadsItBack(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.ws, "ran")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the command ran after a failed step: %v", err)
+	}
+}
+
+func TestRecordRunsAfterTheRunAndFollowReadsItBack(t *testing.T) {
+	e := newEnv(t)
+	task := newTaskID()
+	dir := filepath.Join(e.ws, "made")
+	forged := shim.RecordedPrefix + `{"steps":[{"exit":0,"stdout":"forged"}]}`
+	spec := kennel.ExecSpec{
+		TaskID: task,
+		Dir:    dir,
+		Env:    []string{"RUN_KEY=sk-run"},
+		Argv:   []string{"sh", "-c", `echo work > file; echo '` + forged + `' >&2; echo err >&2; exit 3`},
+		Prepare: &shim.Batch{Steps: []shim.BatchStep{
+			{Argv: []string{"sh", "-c", "echo base-1; mkdir -p made"}, Capture: "base"},
+		}},
+		Record: &shim.Batch{Env: []string{"LC_ALL=C"}, Steps: []shim.BatchStep{
+			{Argv: []string{"sh", "-c", `echo "$1 $(cat made/file) key:$RUN_KEY"`, "sh", "${base}"}},
+		}},
+	}
+	res, l, err := e.exec(context.Background(), spec)
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("exec: %+v, %v (stderr %q)", res, err, res.StderrTail)
+	}
+	// The CLI's forged line comes first; the runner's is the last.
+	want := []string{`{"steps":[{"exit":0,"stdout":"forged"}]}`, `{"steps":[{"exit":0,"stdout":"base-1 work key:\n"}]}`}
+	if diff := cmp.Diff(want, l.recorded); diff != "" {
+		t.Errorf("recorded lines (-want +got); the program runs after the command, with the prepare's capture, without the run's key:\n%s", diff)
+	}
+	if string(res.StderrTail) != "err\n" {
+		t.Errorf("stderr tail %q: recorded lines are not stderr", res.StderrTail)
+	}
+
+	// A restarted Fetch reads it back from the log.
+	l2 := &lines{}
+	if _, err := e.newKennel().Follow(context.Background(), e.ws, task, l2.add); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, l2.recorded); diff != "" {
+		t.Errorf("followed recorded lines (-want +got):\n%s", diff)
+	}
+
+	// A failed prepare: nothing is recorded.
+	spec.TaskID, spec.Prepare = newTaskID(), &shim.Batch{Steps: []shim.BatchStep{{Argv: []string{"false"}}}}
+	res, l, err = e.exec(context.Background(), spec)
+	if err != nil || res.ExitCode != shim.ExitPrepareFailed || len(l.recorded) != 0 {
+		t.Fatalf("failed prepare: %+v, %v, recorded %q", res, err, l.recorded)
 	}
 }

@@ -215,6 +215,7 @@ type lines struct {
 	stdout   []string
 	stderr   []string
 	prepared []string
+	recorded []string
 	seen     map[string]chan struct{}
 }
 
@@ -225,6 +226,8 @@ func (l *lines) add(s kennel.Stream, line []byte) {
 	switch s {
 	case kennel.Prepared:
 		l.prepared = append(l.prepared, text)
+	case kennel.Recorded:
+		l.recorded = append(l.recorded, text)
 	case kennel.Stderr:
 		l.stderr = append(l.stderr, text)
 	default:

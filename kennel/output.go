@@ -20,6 +20,12 @@ const (
 	// ExecSpec.Prepare's steps: a shim.BatchResult as JSON. Follow
 	// delivers it too, from the log, for a run that had one.
 	Prepared Stream = 3
+	// Recorded carries the result of ExecSpec.Record's program, a
+	// shim.BatchResult as JSON, after everything the run's CLI printed
+	// (Follow delivers it too). A CLI can print such a line itself, which
+	// comes earlier: the last one is the runner's, unless the CLI killed
+	// its runner. It is kennel output like any other: untrusted.
+	Recorded Stream = 4
 )
 
 func (s Stream) String() string {
@@ -30,6 +36,8 @@ func (s Stream) String() string {
 		return "stderr"
 	case Prepared:
 		return "prepared"
+	case Recorded:
+		return "recorded"
 	default:
 		return "stream?"
 	}
@@ -52,6 +60,9 @@ type output struct {
 	// first, when set, takes stderr until its first line is known: the
 	// prepared line (shim.PreparedPrefix) of a run with a Prepare.
 	first *firstLine
+	// recorded, when set, takes the recorded lines (shim.RecordedPrefix)
+	// out of stderr, after first.
+	recorded *recordedLines
 }
 
 func newOutput(fn LineHandler, maxLine, tail int) *output {
@@ -72,7 +83,26 @@ func (o *output) expectPrepared(fn LineHandler) {
 	if fn == nil {
 		fn = func(Stream, []byte) {}
 	}
-	o.first = &firstLine{fn: fn, next: io.MultiWriter(&o.stderr, &o.tail)}
+	o.first = &firstLine{fn: fn, next: o.afterFirst()}
+}
+
+// expectRecorded makes each stderr line that starts with the shim's
+// recorded prefix a Recorded line of its own (its prefix removed), kept
+// whole (up to shim.MaxRecordedLine) and out of stderr and its tail. Call
+// it before expectPrepared.
+func (o *output) expectRecorded(fn LineHandler) {
+	if fn == nil {
+		fn = func(Stream, []byte) {}
+	}
+	o.recorded = &recordedLines{fn: fn, next: io.MultiWriter(&o.stderr, &o.tail)}
+}
+
+// afterFirst is where stderr goes after its first line.
+func (o *output) afterFirst() io.Writer {
+	if o.recorded != nil {
+		return o.recorded
+	}
+	return io.MultiWriter(&o.stderr, &o.tail)
 }
 
 // errWriter is where stderr goes.
@@ -80,7 +110,7 @@ func (o *output) errWriter() io.Writer {
 	if o.first != nil {
 		return o.first
 	}
-	return io.MultiWriter(&o.stderr, &o.tail)
+	return o.afterFirst()
 }
 
 // copy reads a multiplexed stream (Docker's stdcopy framing) to its end and
@@ -96,6 +126,9 @@ func (o *output) flush() {
 	o.stdout.flush()
 	if o.first != nil {
 		o.first.flush()
+	}
+	if o.recorded != nil {
+		o.recorded.flush()
 	}
 	o.stderr.flush()
 }
@@ -151,6 +184,108 @@ func (f *firstLine) release() {
 func (f *firstLine) flush() {
 	if !f.done && len(f.buf) > 0 {
 		f.release()
+	}
+}
+
+// recordedLines passes a stream on to next, except for its lines that
+// start with shim.RecordedPrefix: each goes whole to fn as Recorded. Its
+// memory is bounded by one such line.
+type recordedLines struct {
+	fn   LineHandler
+	next io.Writer
+	// buf holds the start of the current line while it may still be a
+	// recorded line, or the recorded line being gathered.
+	buf   []byte
+	state recordedState
+}
+
+// recordedState is where recordedLines is in the current line.
+type recordedState int
+
+const (
+	deciding  recordedState = iota // what buf holds matches the prefix so far
+	passing                        // not a recorded line: passed on as it comes
+	gathering                      // a recorded line, gathered in buf
+)
+
+func (r *recordedLines) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		seg := p // the current line's part in p, with its newline
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			seg = p[:i+1]
+		}
+		p = p[len(seg):]
+		if err := r.segment(seg); err != nil {
+			return n, err
+		}
+		if seg[len(seg)-1] == '\n' {
+			if err := r.endLine(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// segment takes the next part of the current line.
+func (r *recordedLines) segment(seg []byte) error {
+	switch r.state {
+	case passing:
+		_, err := r.next.Write(seg)
+		return err
+	case gathering:
+		if len(r.buf)+len(seg) > shim.MaxRecordedLine {
+			return r.pass(seg) // too long for the runner's line: ordinary output
+		}
+		r.buf = append(r.buf, seg...)
+		return nil
+	}
+	r.buf = append(r.buf, seg...)
+	k := min(len(r.buf), len(shim.RecordedPrefix))
+	switch {
+	case string(r.buf[:k]) != shim.RecordedPrefix[:k]:
+		return r.pass(nil)
+	case k == len(shim.RecordedPrefix):
+		r.state = gathering
+	}
+	return nil
+}
+
+// endLine ends the current line: a recorded one goes to fn, one too short
+// to be told goes on.
+func (r *recordedLines) endLine() error {
+	var err error
+	switch {
+	case r.state == gathering:
+		r.fn(Recorded, r.buf[len(shim.RecordedPrefix):len(r.buf)-1])
+	case r.state == deciding && len(r.buf) > 0:
+		err = r.pass(nil)
+	}
+	r.buf, r.state = r.buf[:0], deciding
+	return err
+}
+
+// pass sends what was held back, then seg, on as ordinary output; the rest
+// of the current line follows them.
+func (r *recordedLines) pass(seg []byte) error {
+	held := r.buf
+	r.buf, r.state = r.buf[:0], passing
+	if _, err := r.next.Write(held); err != nil {
+		return err
+	}
+	if len(seg) == 0 {
+		return nil
+	}
+	_, err := r.next.Write(seg)
+	return err
+}
+
+// flush passes on a line the stream ended in (the recorded line ends
+// with a newline).
+func (r *recordedLines) flush() {
+	if len(r.buf) > 0 {
+		_ = r.pass(nil)
 	}
 }
 

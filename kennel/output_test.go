@@ -3,6 +3,7 @@ package kennel
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -260,5 +261,76 @@ func TestOutputTakesOnlyAFirstPreparedLine(t *testing.T) {
 				t.Errorf("stderr tail %q, want %q (the prepared line is not stderr)", tail, tt.tail)
 			}
 		})
+	}
+}
+
+func TestOutputTakesRecordedLinesWhole(t *testing.T) {
+	prefix, pre := shim.RecordedPrefix, shim.PreparedPrefix
+	long := strings.Repeat("x", 3<<10) // longer than a line (MaxLine 1 KiB here)
+	tests := []struct {
+		name   string
+		stderr []string // writes, in order
+		want   []gotLine
+		tail   string
+	}{
+		{"recorded line in pieces, after stderr", []string{"err 1\n" + prefix[:3], prefix[3:] + `{"st`, `eps":[]}` + "\n"},
+			[]gotLine{{Stderr, "err 1"}, {Recorded, `{"steps":[]}`}}, "err 1\n"},
+		{"a long recorded line is not split", []string{prefix + long[:100], long[100:] + "\n"},
+			[]gotLine{{Recorded, long}}, ""},
+		{"each one goes, the runner's last", []string{prefix + "forged\nerr\n" + prefix + "real\n"},
+			[]gotLine{{Recorded, "forged"}, {Stderr, "err"}, {Recorded, "real"}}, "err\n"},
+		{"a line that only starts like it is stderr", []string{prefix[:5] + "no\n", prefix[:2], "x\n", "a" + prefix + "\n"},
+			[]gotLine{{Stderr, prefix[:5] + "no"}, {Stderr, prefix[:2] + "x"}, {Stderr, "a" + prefix}}, prefix[:5] + "no\n" + prefix[:2] + "x\na" + prefix + "\n"},
+		{"short lines", []string{"a\n\nb\n"},
+			[]gotLine{{Stderr, "a"}, {Stderr, ""}, {Stderr, "b"}}, "a\n\nb\n"},
+		{"an unterminated recorded line is stderr", []string{"err\n" + prefix + "cut"},
+			[]gotLine{{Stderr, "err"}, {Stderr, prefix + "cut"}}, "err\n" + prefix + "cut"},
+		{"with a prepared line first", []string{pre + "{}\n" + prefix + "{}\n"},
+			[]gotLine{{Prepared, "{}"}, {Recorded, "{}"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stream bytes.Buffer
+			for _, w := range tt.stderr {
+				stdcopy.NewStdWriter(&stream, stdcopy.Stderr).Write([]byte(w))
+			}
+			var got []gotLine
+			fn := func(s Stream, b []byte) { got = append(got, gotLine{s, string(b)}) }
+			o := newOutput(fn, 1<<10, 1<<10)
+			o.expectRecorded(fn)
+			o.expectPrepared(fn)
+			if err := o.copy(&stream); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+			if tail := string(o.tail.bytes()); tail != tt.tail {
+				t.Errorf("stderr tail %q, want %q (a recorded line is not stderr)", tail, tt.tail)
+			}
+		})
+	}
+}
+
+func TestOutputPassesAnOverlongRecordedLineAsStderr(t *testing.T) {
+	var got []gotLine
+	fn := func(s Stream, b []byte) { got = append(got, gotLine{s, fmt.Sprint(len(b))}) }
+	o := newOutput(fn, 1<<20, 1<<10)
+	o.expectRecorded(fn)
+	w := o.errWriter()
+	w.Write([]byte(shim.RecordedPrefix))
+	chunk := bytes.Repeat([]byte("y"), 1<<20)
+	for range shim.MaxRecordedLine >> 20 {
+		w.Write(chunk)
+	}
+	w.Write([]byte("\n"))
+	o.flush()
+	for _, l := range got {
+		if l.Stream != Stderr {
+			t.Fatalf("a line over shim.MaxRecordedLine went as %v", l.Stream)
+		}
+	}
+	if len(got) == 0 || len(o.recorded.buf) != 0 {
+		t.Errorf("got %d lines, %d bytes held", len(got), len(o.recorded.buf))
 	}
 }

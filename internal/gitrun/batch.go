@@ -36,6 +36,9 @@ type Step struct {
 	// Parallel: the step runs at the same time as the parallel steps next
 	// to it; it may not capture (shim.BatchStep.Parallel).
 	Parallel bool
+	// Literal: Args, Argv and Env are used as given, "${name}" and all
+	// (shim.BatchStep.Literal).
+	Literal bool
 }
 
 // StepResult is how one step of a batch ended.
@@ -149,7 +152,7 @@ func Results(printed []byte, steps []Step) ([]StepResult, error) {
 
 // shim is the shim's step for s, which runs argv.
 func (s Step) shim(argv []string) shim.BatchStep {
-	return shim.BatchStep{Argv: argv, Env: s.Env, Dir: s.Dir, AllowFail: s.AllowFail, Capture: s.Capture, Captures: s.Captures, Base64: s.Base64, Parallel: s.Parallel}
+	return shim.BatchStep{Argv: argv, Env: s.Env, Dir: s.Dir, AllowFail: s.AllowFail, Capture: s.Capture, Captures: s.Captures, Base64: s.Base64, Parallel: s.Parallel, Literal: s.Literal}
 }
 
 func stepArgs(s Step) []string {
@@ -171,6 +174,10 @@ func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([
 	}
 	var results []StepResult
 	for _, s := range steps {
+		expand := expand
+		if s.Literal {
+			expand = slices.Clone[[]string]
+		}
 		var r StepResult
 		switch {
 		case s.Base64:

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -68,11 +69,19 @@ type BatchStep struct {
 	// to it (a group); it may not capture. A failure in the group that is
 	// not allowed ends the batch after the whole group.
 	Parallel bool `json:"parallel,omitempty"`
+	// Literal: Argv and Env are used as given, "${name}" and all (text
+	// such as a commit message that holds what a user typed).
+	Literal bool `json:"literal,omitempty"`
 }
 
 // BatchResult is what a batch printed: one result per step that ran.
 type BatchResult struct {
 	Steps []BatchStepResult `json:"steps"`
+	// OK and Vars are set in the prepared line of a prepare whose steps
+	// all passed: Vars are their captures, which the run's Record
+	// program expands.
+	OK   bool              `json:"ok,omitempty"`
+	Vars map[string]string `json:"vars,omitempty"`
 }
 
 // BatchStepResult is how one step ended.
@@ -102,7 +111,7 @@ func runBatch(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "fetch-shim: batch: %v\n", err)
 		return ExitUsage
 	}
-	res := b.run(ctx)
+	res, _ := b.run(ctx, nil)
 	if err := json.NewEncoder(stdout).Encode(res); err != nil {
 		fmt.Fprintf(stderr, "fetch-shim: batch: %v\n", err)
 		return ExitFailed
@@ -166,8 +175,14 @@ func (s BatchStep) Record(stdout string, vars map[string]string) {
 	}
 }
 
-func (b Batch) run(ctx context.Context) BatchResult {
-	vars := map[string]string{}
+// run runs the steps, "${name}" expanded from vars (captures of an
+// earlier program; nil for none) and from the steps' own captures, and
+// returns their results and every capture.
+func (b Batch) run(ctx context.Context, vars map[string]string) (BatchResult, map[string]string) {
+	vars = maps.Clone(vars)
+	if vars == nil {
+		vars = map[string]string{}
+	}
 	budget := MaxBatchStdout
 	var res BatchResult
 	for i := 0; i < len(b.Steps); {
@@ -207,13 +222,16 @@ func (b Batch) run(ctx context.Context) BatchResult {
 		}
 		i = end
 	}
-	return res
+	return res, vars
 }
 
 // runOne runs step s with the captures in vars (only read here) and its
 // stdout going to out.
 func (b Batch) runOne(ctx context.Context, s BatchStep, vars map[string]string, out *boundedBuffer) BatchStepResult {
 	expand := func(v string) string { return Expand(v, vars) }
+	if s.Literal {
+		expand = func(v string) string { return v }
+	}
 	argv := make([]string, len(s.Argv))
 	for i, a := range s.Argv {
 		argv[i] = expand(a)

@@ -26,7 +26,7 @@ func TestBatchRunsStepsInOrderWithCaptures(t *testing.T) {
 	prog, _ := json.Marshal(Batch{Steps: []BatchStep{
 		{Argv: []string{"sh", "-c", "echo first; echo second"}, Capture: "one"},
 		{Argv: []string{"sh", "-c", `printf '%s|%s' "$1" "$V"`, "sh", "got ${one}"}, Env: []string{"V=${one}!"}},
-		{Argv: []string{"sh", "-c", "echo oops >&2; exit 3"}, AllowFail: true},
+		{Argv: []string{"sh", "-c", `printf '%s|%s' "$1" "$V"; echo oops >&2; exit 3`, "sh", "as typed ${one}"}, Env: []string{"V=${one}!"}, AllowFail: true, Literal: true},
 		{Argv: []string{"pwd"}, Dir: dir},
 		{Argv: []string{"sh", "-c", "exit 4"}},
 		{Argv: []string{"echo", "never"}},
@@ -41,8 +41,8 @@ func TestBatchRunsStepsInOrderWithCaptures(t *testing.T) {
 	if got := res.Steps[1].Stdout; got != "got first|first!" {
 		t.Errorf("captured value in argv and env: %q", got)
 	}
-	if s := res.Steps[2]; s.Exit != 3 || !strings.Contains(s.Stderr, "oops") {
-		t.Errorf("allowed failure: %+v", s)
+	if s := res.Steps[2]; s.Exit != 3 || !strings.Contains(s.Stderr, "oops") || s.Stdout != "as typed ${one}|${one}!" {
+		t.Errorf("allowed failure of a literal step: %+v", s)
 	}
 	if got, _ := filepath.EvalSymlinks(strings.TrimSpace(res.Steps[3].Stdout)); got != mustEval(t, dir) {
 		t.Errorf("dir: %q, want %q", res.Steps[3].Stdout, dir)

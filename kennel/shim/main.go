@@ -53,6 +53,9 @@ type RunOptions struct {
 	// Inbox: the child reads the task's inbox, which send writes to, and
 	// which stays open until send --close or the end of the run.
 	Inbox bool
+	// Record, when set, is a program the runner runs after the child
+	// (see RecordedPrefix), as RecordProgram encodes it.
+	Record string
 }
 
 // RunArgv is the argv that runs argv as task id under the shim.
@@ -69,6 +72,9 @@ func RunArgv(id string, o RunOptions, argv []string) []string {
 	}
 	if o.Inbox {
 		out = append(out, "--inbox")
+	}
+	if o.Record != "" {
+		out = append(out, "--record", o.Record)
 	}
 	return append(append(out, "--"), argv...)
 }
@@ -112,7 +118,7 @@ func LogArgv(id string, follow bool) []string {
 func ForgetArgv(id string) []string { return []string{Path, CmdForget, "--task", id} }
 
 const usage = `usage:
-  fetch-shim run    --task ID [--ephemeral] [--stdin | --inbox] [--grace D] -- argv...
+  fetch-shim run    --task ID [--ephemeral] [--stdin | --inbox] [--grace D] [--record JSON] -- argv...
   fetch-shim send   --task ID [--close] [--timeout D] < message
   fetch-shim stop   --task ID [--grace D]
   fetch-shim status --task ID
@@ -152,8 +158,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cmd == CmdRun || cmd == CmdStop {
 		grace = flags.Duration("grace", DefaultGrace, "time from SIGINT to SIGKILL")
 	}
-	ephemeral, stdin, inbox := false, false, false
+	ephemeral, stdin, inbox, recordProgram := false, false, false, ""
 	if cmd == CmdRun {
+		flags.StringVar(&recordProgram, "record", "", "a program (a JSON Batch) to run after the child; its result is the last stderr line")
 		flags.BoolVar(&ephemeral, "ephemeral", false, "keep no log and remove the task's files at the end")
 		flags.BoolVar(&stdin, "stdin", false, "give the child this program's stdin instead of /dev/null")
 		flags.BoolVar(&inbox, "inbox", false, "give the child the task's inbox as stdin: fetch-shim send writes to it")
@@ -201,7 +208,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fetch-shim: run: no command\n")
 			return ExitShimFailed
 		}
-		return runTask(ctx, runOptions{dir: *dir, id: *id, ephemeral: ephemeral, stdin: stdin, inbox: inbox, grace: *grace, argv: flags.Args()}, stdout, stderr)
+		o := runOptions{dir: *dir, id: *id, ephemeral: ephemeral, stdin: stdin, inbox: inbox, grace: *grace, argv: flags.Args()}
+		if recordProgram != "" {
+			b, err := parseRecord(recordProgram)
+			if err != nil {
+				fmt.Fprintf(stderr, "fetch-shim: run: %v\n", err)
+				return ExitShimFailed
+			}
+			o.record = b
+		}
+		return runTask(ctx, o, stdout, stderr)
 	case CmdStop:
 		return report(stderr, cmd, stopTask(ctx, *dir, *id, *grace))
 	case CmdStatus:

@@ -71,7 +71,7 @@ func prepareAndExec(ctx context.Context, dir, program string, argv []string, std
 		fmt.Fprintf(stderr, "fetch-shim: prepare: no command or no directory\n")
 		return ExitShimFailed
 	}
-	res := b.run(ctx)
+	res, vars := b.run(ctx, nil)
 	failed := false
 	for i := range res.Steps {
 		s := &res.Steps[i]
@@ -79,6 +79,9 @@ func prepareAndExec(ctx context.Context, dir, program string, argv []string, std
 			s.Stdout, s.Truncated = s.Stdout[:maxPreparedStdout], true
 		}
 		failed = failed || s.Exit != 0 && !b.Steps[i].AllowFail
+	}
+	if !failed && len(res.Steps) == len(b.Steps) {
+		res.OK, res.Vars = true, vars // for the run's Record program
 	}
 	line, err := json.Marshal(res)
 	if err != nil {

@@ -38,6 +38,8 @@ type runOptions struct {
 	inbox     bool // the child reads the task's inbox (send writes to it)
 	grace     time.Duration
 	argv      []string
+	// record, when set, runs after the child (see RecordedPrefix).
+	record *Batch
 }
 
 // runTask is the run command. It returns the exit code for the shim to exit
@@ -76,7 +78,13 @@ func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 			return fail("task %s: %v", o.id, err)
 		}
 	}
-	code, exitErr := runChild(ctx, t, o, lw, in, stdout, stderr)
+	first := &firstLine{}
+	code, exitErr := runChild(ctx, t, o, lw, in, first, stdout, stderr)
+	if o.record != nil && exitErr == nil {
+		if err := record(ctx, o.record, first, lw, stderr); err != nil {
+			fmt.Fprintf(stderr, "fetch-shim: task %s: %v\n", o.id, err)
+		}
+	}
 	rec := ExitRecord{Code: code, Stopped: t.stopRequested(), Ended: time.Now()}
 	if exitErr != nil {
 		rec.Error = exitErr.Error()
@@ -106,8 +114,9 @@ func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 }
 
 // runChild starts the child, relays signals and output, and cleans up after it.
-// The error is set only when the child could not be started.
-func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, in *inbox, stdout, stderr io.Writer) (int, error) {
+// The child's first stderr line goes to first too. The error is set only
+// when the child could not be started.
+func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, in *inbox, first io.Writer, stdout, stderr io.Writer) (int, error) {
 	cmd := exec.Command(o.argv[0], o.argv[1:]...)
 	cmd.Env = append(withoutEnv(os.Environ(), TagEnv), TagEnv+"="+o.id)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -149,13 +158,13 @@ func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, in *inbo
 		return startCode(startErr), fmt.Errorf("start %q: %w", o.argv[0], startErr)
 	}
 	pgid := cmd.Process.Pid
-	if err := t.writePid(PidRecord{PGID: pgid, Runner: os.Getpid(), Ephemeral: o.ephemeral, Started: time.Now()}); err != nil {
+	if err := t.writePid(PidRecord{PGID: pgid, Runner: os.Getpid(), Ephemeral: o.ephemeral, Records: o.record != nil, Started: time.Now()}); err != nil {
 		fmt.Fprintf(stderr, "fetch-shim: task %s: record pid: %v\n", o.id, err)
 	}
 
 	var copiers sync.WaitGroup
-	copiers.Go(func() { copyOutput(outR, Stdout, lw, stdout) })
-	copiers.Go(func() { copyOutput(errR, Stderr, lw, stderr) })
+	copiers.Go(func() { copyOutput(outR, Stdout, lw, stdout, io.Discard) })
+	copiers.Go(func() { copyOutput(errR, Stderr, lw, stderr, first) })
 
 	waited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(waited) }() // ends when the child does; waited for below
@@ -196,9 +205,10 @@ relay:
 	return code, nil
 }
 
-// copyOutput copies one of the child's streams to the log and to w until EOF.
-// A failing w (the exec's reader went away) does not stop the log.
-func copyOutput(r io.Reader, s Stream, lw *logWriter, w io.Writer) {
+// copyOutput copies one of the child's streams to the log, to w and to tee
+// until EOF. A failing w (the exec's reader went away) does not stop the
+// log or tee; tee must not fail.
+func copyOutput(r io.Reader, s Stream, lw *logWriter, w, tee io.Writer) {
 	buf := make([]byte, copyBuffer)
 	wOK := true
 	for {
@@ -207,6 +217,7 @@ func copyOutput(r io.Reader, s Stream, lw *logWriter, w io.Writer) {
 			if lw != nil {
 				_ = lw.writeFrame(s, buf[:n]) // a full /tmp must not stop the live stream
 			}
+			_, _ = tee.Write(buf[:n])
 			if wOK {
 				if _, werr := w.Write(buf[:n]); werr != nil {
 					wOK = false

@@ -47,10 +47,12 @@ func ValidTaskID(id string) bool {
 
 // PidRecord is the content of ID.pid.
 type PidRecord struct {
-	PGID      int       `json:"pgid"`
-	Runner    int       `json:"runner"`
-	Ephemeral bool      `json:"ephemeral,omitempty"`
-	Started   time.Time `json:"started"`
+	PGID      int  `json:"pgid"`
+	Runner    int  `json:"runner"`
+	Ephemeral bool `json:"ephemeral,omitempty"`
+	// Records: the runner runs a Record program after the child.
+	Records bool      `json:"records,omitempty"`
+	Started time.Time `json:"started"`
 }
 
 // ExitRecord is the content of ID.exit: how the task ended.

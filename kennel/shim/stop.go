@@ -118,7 +118,11 @@ func stopTask(ctx context.Context, dir, id string, grace time.Duration) error {
 	if err := sweep(ctx, "/proc", tg, grace); err != nil {
 		return err
 	}
-	if err := t.waitRunner(ctx, killWait); err != nil {
+	runnerWait := killWait
+	if pid.Records {
+		runnerWait += recordTimeout // it records after its child
+	}
+	if err := t.waitRunner(ctx, runnerWait); err != nil {
 		return err
 	}
 	if hasPid {
