@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -593,4 +594,128 @@ func TestConcurrentStages(t *testing.T) {
 		}
 	}
 	hostGit(t, h.dir, "fsck", "--strict", "--no-dangling")
+}
+
+// TestStageImport: a bundle Stage refuses for its missing base; the
+// kennel's whole history then stages, as what git prints in the
+// workspace's repository; later stages take only what the mirror lacks.
+func TestStageImport(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mustImport(e.ref("main", ""))
+	// main moves on in the kennel, and the task's branch starts there.
+	wt := e.ws + "/.fetch/worktrees/t1"
+	e.sh(`echo four >> a.txt && git commit -qam "main moves" && git worktree add -q -b fetch/t1 .fetch/worktrees/t1 main`)
+	base := e.kennelRev("main")
+	e.shIn(wt, `echo work > b.txt && git add b.txt && git commit -qm "add b" && printf 'x\000y' > bin.dat && git add bin.dat && git commit -qm binary`)
+	e.shIn(wt, `git bundle create -q "$(git rev-parse --git-common-dir)/thin.bundle" fetch/t1 ^main`)
+	thin, err := os.ReadFile(filepath.Join(e.ws, ".git", "thin.bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.m.Stage(ctx, e.name, "fetch/t1", base, bytes.NewReader(thin)); !errors.Is(err, mirror.ErrMissingBase) {
+		t.Fatalf("stage over a base the mirror lacks: %v, want ErrMissingBase", err)
+	}
+
+	r := e.ref("fetch/t1", base)
+	r.Dir = wt
+	stageImport := func() *mirror.Staged {
+		t.Helper()
+		st, ch, err := e.m.StageImport(ctx, r)
+		if err != nil {
+			t.Fatalf("stage import: %v", err)
+		}
+		tip := e.kennelRev("fetch/t1")
+		want := mirror.Changes{
+			Tip:  tip,
+			Diff: workspaceGit(t, e.ws, append(slices.Clone(diffArgs), base, tip, "--")...),
+			Log:  workspaceGit(t, e.ws, append(slices.Clone(logArgs), base+".."+tip, "--")...),
+		}
+		if diff := cmp.Diff(want, ch); diff != "" {
+			t.Errorf("changes (-want +got):\n%s", diff)
+		}
+		return st
+	}
+
+	// The whole history: the mirror lacks the base.
+	st := stageImport()
+	if e.mirrorRev(st.Tip()+"^{commit}") != "" || e.mirrorRev(base+"^{commit}") != "" || e.mirrorRev("refs/heads/fetch/t1") != "" {
+		t.Errorf("the mirror has some of the branch before Land")
+	}
+	if err := st.Land(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.mirrorRev("refs/heads/fetch/t1"); got != st.Tip() || e.mirrorRev(base+"^{commit}") != base {
+		t.Errorf("after Land: fetch/t1 at %s, want %s; base there: %q", got, st.Tip(), e.mirrorRev(base+"^{commit}"))
+	}
+
+	// More work: only what the mirror lacks crosses.
+	e.shIn(wt, `echo again >> b.txt && git commit -qam again`)
+	st = stageImport()
+	if err := st.Land(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.mirrorRev("refs/heads/fetch/t1"); got != st.Tip() {
+		t.Errorf("after the second Land: fetch/t1 at %s, want %s", got, st.Tip())
+	}
+
+	// Nothing new: the mirror has the tip, no bundle crosses.
+	st = stageImport()
+	if q, _ := filepath.Glob(filepath.Join(e.root, ".tmp", "stage-*")); len(q) != 0 {
+		t.Errorf("a quarantine for a tip the mirror has: %q", q)
+	}
+	if err := st.Land(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hostGit(t, filepath.Join(e.root, e.name+".git"), "fsck", "--strict", "--no-dangling")
+
+	r.Base = ""
+	if _, _, err := e.m.StageImport(ctx, r); !errors.Is(err, mirror.ErrInvalid) {
+		t.Errorf("stage import without a base: %v, want ErrInvalid", err)
+	}
+}
+
+// workspaceGit runs host git on the test's own workspace repository and
+// returns its stdout as it is.
+func workspaceGit(t testing.TB, ws string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"--git-dir=" + filepath.Join(ws, ".git"), "-c", "safe.directory=*"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent", "LC_ALL=C"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %q: %v", args, err)
+	}
+	return string(out)
+}
+
+// BenchmarkStageLand: Stage and Land of a thin bundle of one small commit
+// (what a task's run hands over), host git only; ms/stage+land is the
+// figure, ms/land the part of it under the workspace's lock.
+func BenchmarkStageLand(b *testing.B) {
+	ctx := context.Background()
+	s := newSource(b)
+	h := newHostMirror(b)
+	h.Mirror, _ = mirror.New(mirror.Config{Root: h.root, Kennel: nopKennel{}})
+	main := h.seed(b, s)
+	var landing time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		branch := "fetch/b" + strconv.Itoa(i)
+		s.git("checkout", "-q", "-b", branch, main)
+		s.write("b.txt", "work "+strconv.Itoa(i)+"\n")
+		s.commit("work")
+		bundle := s.bundle(branch, "^"+main)
+		b.StartTimer()
+		st, _, err := h.Stage(ctx, "demo", branch, main, bytes.NewReader(bundle))
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := st.Land(ctx); err != nil {
+			b.Fatal(err)
+		}
+		landing += time.Since(start)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/stage+land")
+	b.ReportMetric(float64(landing.Microseconds())/1000/float64(b.N), "ms/land")
 }
