@@ -5,19 +5,42 @@
 // # Where the commits come from
 //
 // A coding CLI commits in its workspace inside the kennel, whose tree and
-// .git are hostile (ARCHITECTURE.md, "Where the work lives"). Import asks
-// the kennel, through gitrun (hardened git, argv only), for a bundle of the
-// task branch on the exec's raw stdout, written to a bounded temporary file
-// under Root. The host then reads that bundle with its own git, in two
-// steps, because git 2.39 does not fsck objects fetched from a bundle: the
-// bundle is fetched into a scratch bare repository (Root/.tmp, borrowing
-// the mirror's objects through objects/info/alternates so a thin bundle's
-// prerequisites resolve), and the mirror fetches the branch from the
-// scratch repository over upload-pack with transfer.fsckObjects on, so
-// every object that enters the mirror is checked. The bundle must name
-// exactly the branch asked for. Any failure leaves the mirror's refs as
-// they were (objects of a failed fetch stay in the scratch repository,
-// which is removed).
+// .git are hostile (ARCHITECTURE.md, "Where the work lives"). Its branch
+// reaches the mirror as a git bundle that crossed out of the kennel: one
+// the task engine's batch printed (Stage, Take), or one Fetch asks of the
+// kennel through gitrun (hardened git, argv only) and reads from the
+// exec's raw stdout as it comes (StageImport, Import). Either way the
+// bundle is a stream, bounded by Config.MaxBundle, and never a file.
+//
+// The host reads the bundle's header itself: it must name exactly
+// refs/heads/BRANCH (at the tip Take's caller or, for Import, the kennel
+// named). The
+// pack after the header goes to the host's `git index-pack --strict
+// --fix-thin --stdin`, run with GIT_OBJECT_DIRECTORY a quarantine of its
+// own (Root/.tmp/stage-*) and the mirror's objects as an alternate:
+// index-pack fscks every object, completes a thin pack with the bases the
+// mirror has, and checks that every object a new one names is in the pack
+// or in the mirror. As everything in the mirror came in this way, the
+// branch's whole history is then there. (Git 2.39 does not fsck what
+// `git fetch` takes from a bundle, which is why the bundle is not fetched.)
+// The bundle's prerequisites are not checked before: when index-pack
+// refuses the pack, one cat-file tells a mirror that lacks them
+// (ErrMissingBase: the caller asks for the whole history) from a bad
+// bundle (ErrBadBundle). The diff and log Stage returns are then read by
+// the host's git from the mirror's objects and the quarantine's, at the
+// same time; the log ending with the tip is what shows the tip a commit
+// that is there (otherwise one cat-file tells). So the usual path costs
+// three host git processes: index-pack, diff and log.
+//
+// Nothing enters the mirror before Land: the caller scans the diff
+// between Stage and Land, and drops what it refuses. Land, under the
+// workspace's lock, renames the pack's files into the mirror's
+// objects/pack (the .pack before the .idx: git finds a pack by its index)
+// and forces refs/heads/BRANCH to the tip with update-ref. A tip at the
+// base (Stage) or one the mirror has already (StageImport, Import) needs
+// no pack: Land then only sets the ref. A quarantine left by a process that
+// ended between Stage and Land is removed when a new one is made an hour
+// or more later (by the file system's clock).
 //
 // # Host git
 //
@@ -52,9 +75,15 @@
 // Imports: gitrun and kennel (the exec that carries bundles in and out)
 // and redact (the secret rules); nothing above them.
 //
-// Concurrency: a *Mirror is safe for concurrent use. Calls that touch one
-// workspace's mirror are serialized by a per-workspace lock, taken with
-// the caller's context; every command under it has a timeout. The package
-// starts no goroutine of its own (os/exec and the kennel own theirs for
-// the duration of a call).
+// Concurrency: a *Mirror is safe for concurrent use; a *Staged is for
+// one goroutine at a time. Calls on one workspace's mirror are serialized
+// by a per-workspace lock, taken with the caller's context; every command
+// under it has a timeout. Staging is the exception: it takes the lock only
+// to create a missing mirror, for it writes only its own quarantine and reads
+// the mirror, which git readers may do while another call writes; Land
+// takes the lock. No lock is held when Stage returns. Within a call, Stage
+// runs the diff and the log on two goroutines, and StageImport and Import
+// the kennel's exec on one while index-pack reads its output; each call
+// waits for its goroutines before it returns (os/exec and the kennel own
+// theirs for the duration of a call).
 package mirror

@@ -14,9 +14,13 @@ var (
 	// ErrTooLarge: a bundle or an output went over its bound.
 	ErrTooLarge = errors.New("too large")
 	// ErrBadBundle: what the kennel sent is not the bundle asked for (not
-	// a bundle, another ref, a missing prerequisite, objects failing
-	// fsck).
+	// a bundle, another ref, a tip that is not a commit in it, objects
+	// failing fsck or naming objects that are nowhere).
 	ErrBadBundle = errors.New("bad bundle")
+	// ErrMissingBase: the mirror lacks what a bundle was made on (a
+	// prerequisite, the branch's base): a bundle of the whole history is
+	// needed (StageImport).
+	ErrMissingBase = errors.New("the mirror lacks the bundle's base")
 	// ErrNotLinear: a branch to rebase holds a merge commit (or a root
 	// commit after its base).
 	ErrNotLinear = errors.New("branch history is not linear")

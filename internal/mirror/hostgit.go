@@ -136,20 +136,3 @@ func scrubAll(ss []string, secrets []string) []string {
 	}
 	return ss
 }
-
-// limitWriter passes at most max bytes to w; beyond that it fails with
-// ErrTooLarge (which stops the kennel's run).
-type limitWriter struct {
-	w   io.Writer
-	max int64
-	n   int64
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if l.n+int64(len(p)) > l.max {
-		return 0, fmt.Errorf("over %d bytes: %w", l.max, ErrTooLarge)
-	}
-	n, err := l.w.Write(p)
-	l.n += int64(n)
-	return n, err
-}

@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -10,7 +9,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
@@ -49,121 +50,135 @@ func (r Ref) dir() string {
 
 // Import copies the task branch from the kennel into the mirror's
 // refs/heads/BRANCH (forced: the kennel may have rewritten it) and returns
-// its tip. The objects cross as a bundle on the exec's stdout — only what
-// the mirror lacks when it has r.Base, the whole history otherwise — and
-// are fsck'd on their way in (see the package doc). On any error the
-// mirror's refs are unchanged.
+// its tip: StageImport's transfer, then Land. The objects cross as a
+// bundle on the exec's stdout — only what the mirror lacks when it has
+// r.Base, the whole history otherwise — and are fsck'd on their way in
+// (see the package doc). On any error the mirror's refs are unchanged.
 func (m *Mirror) Import(ctx context.Context, r Ref) (string, error) {
 	op := "mirror: import " + r.Branch
 	if err := r.check(); err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
-	unlock, err := m.lock(ctx, r.Workspace)
+	s, err := m.transfer(ctx, r)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
-	defer unlock()
-	sha, err := m.importLocked(ctx, r)
-	if err != nil {
+	defer s.Drop()
+	if s.q != "" {
+		if err := m.verify(ctx, s, ""); err != nil {
+			return "", fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	if err := s.land(ctx); err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
-	m.log.Info("mirror: imported", logWorkspace, r.Workspace, logBranch, r.Branch, "commit", sha)
-	return sha, nil
+	m.log.Info("mirror: imported", logWorkspace, r.Workspace, logBranch, r.Branch, "commit", s.tip)
+	return s.tip, nil
 }
 
-func (m *Mirror) importLocked(ctx context.Context, r Ref) (string, error) {
-	dir, err := m.ensure(ctx, r.Workspace)
+// StageImport is Import's transfer (the bundle asked of the kennel over
+// an exec, only what the mirror lacks when it has r.Base, the whole
+// history otherwise), staged like Stage rather than landed: for a bundle
+// Stage refused with ErrMissingBase. r.Base is required here; a base in
+// neither the mirror nor the branch's history is ErrMissingBase.
+func (m *Mirror) StageImport(ctx context.Context, r Ref) (*Staged, Changes, error) {
+	op := "mirror: stage import " + r.Branch
+	if err := r.check(); err != nil {
+		return nil, Changes{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if r.Base == "" {
+		return nil, Changes{}, fmt.Errorf("%s: no base: %w", op, ErrInvalid)
+	}
+	s, err := m.transfer(ctx, r)
 	if err != nil {
-		return "", err
+		return nil, Changes{}, fmt.Errorf("%s: %w", op, err)
+	}
+	ch, err := m.changes(ctx, s, r.Base)
+	if err != nil {
+		s.Drop()
+		return nil, Changes{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return s, ch, nil
+}
+
+// transfer stages r's branch at the tip the kennel names. A tip the mirror
+// has needs no bundle; otherwise the kennel's `git bundle create` streams
+// from the exec's stdout into stage (and index-pack) through a pipe.
+func (m *Mirror) transfer(ctx context.Context, r Ref) (*Staged, error) {
+	dir, fresh, err := m.ensureShared(ctx, r.Workspace)
+	if err != nil {
+		return nil, err
 	}
 	ref := "refs/heads/" + r.Branch
 	tip, err := m.kennelGit(ctx, r, "rev-parse", "-q", "--verify", ref+"^{commit}")
 	if err != nil {
-		return "", fmt.Errorf("branch in the kennel: %w", err)
+		return nil, fmt.Errorf("branch in the kennel: %w", err)
 	}
 	if checkSHA(tip) != nil {
-		return "", fmt.Errorf("branch in the kennel: odd commit name %q: %w", tip, ErrBadBundle)
+		return nil, fmt.Errorf("branch in the kennel: odd commit name %q: %w", tip, ErrBadBundle)
 	}
-	if have, _ := m.resolve(ctx, dir, tip); have == tip {
-		// The mirror has the commit (and, fsck'd on the way in, its
-		// history): no bundle needed.
-		return tip, m.setRef(ctx, dir, ref, tip)
+	sp := stageSpec{ws: r.Workspace, branch: r.Branch, dir: dir, fresh: fresh, tip: tip}
+	ids := []string{tip}
+	if r.Base != "" && r.Base != tip {
+		ids = append(ids, r.Base)
 	}
-	args := []string{"bundle", "create", "-", ref}
-	if r.Base != "" {
-		if have, _ := m.resolve(ctx, dir, r.Base); have == r.Base {
-			if _, err := m.kennelGit(ctx, r, "cat-file", "-e", r.Base+"^{commit}"); err == nil {
-				args = append(args, "^"+r.Base)
-			}
+	types := slices.Repeat([]string{"missing"}, len(ids))
+	if !fresh {
+		if types, err = m.objectTypes(ctx, dir, nil, ids...); err != nil {
+			return nil, err
 		}
 	}
-
-	f, err := os.CreateTemp(m.tmpDir(), "import-*.bundle")
-	if err != nil {
-		return "", err
+	if types[0] == "commit" {
+		// The mirror has the commit (and, checked on its way in, its
+		// history): no bundle needed.
+		return m.newStaged(sp, tip)
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	_, err = m.git.Run(ctx, gitrun.Cmd{
-		Workspace: r.Path,
-		Dir:       r.dir(),
-		Args:      args,
-		Stdout:    &limitWriter{w: f, max: m.cfg.MaxBundle},
-		Timeout:   m.cfg.TransferTimeout,
-	})
-	if err != nil {
-		return "", fmt.Errorf("bundle in the kennel: %w", err)
+	args := []string{"bundle", "create", "-", ref}
+	if len(types) > 1 && types[1] == "commit" {
+		if _, err := m.kennelGit(ctx, r, "cat-file", "-e", r.Base+"^{commit}"); err == nil {
+			args = append(args, "^"+r.Base)
+		}
 	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	if err := m.takeBundle(ctx, dir, f.Name(), ref, tip); err != nil {
-		return "", err
-	}
-	return tip, nil
+	return m.stream(ctx, r, args, sp)
 }
 
-// takeBundle fetches ref from the bundle into the mirror through a
-// scratch repository, so that the objects are fsck'd (see the package
-// doc). The bundle must hold ref alone, at tip.
-func (m *Mirror) takeBundle(ctx context.Context, dir, bundle, ref, tip string) error {
-	scratch, err := m.newRepo(ctx, "scratch-")
-	if err != nil {
-		return err
+// errStaged closes the pipe from the kennel once stage is over: the
+// kennel's command then stops at its next write.
+var errStaged = errors.New("the stage is over")
+
+// stream runs git with args in r's kennel and stages what it prints (a
+// bundle) as it comes, through a pipe; the goroutine that runs the
+// kennel's command is waited for before stream returns.
+func (m *Mirror) stream(ctx context.Context, r Ref, args []string, sp stageSpec) (*Staged, error) {
+	pr, pw := io.Pipe()
+	var kerr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, kerr = m.git.Run(ctx, gitrun.Cmd{
+			Workspace: r.Path,
+			Dir:       r.dir(),
+			Args:      args,
+			Stdout:    pw,
+			Timeout:   m.cfg.TransferTimeout,
+		})
+		pw.CloseWithError(kerr) // nil: the end of the bundle
+	})
+	s, err := m.stage(ctx, sp, pr)
+	pr.CloseWithError(errStaged)
+	wg.Wait()
+	switch {
+	case kerr != nil && !errors.Is(kerr, errStaged):
+		// The kennel's failure is the cause of stage's, if any.
+		s.Drop()
+		return nil, fmt.Errorf("bundle in the kennel: %w", kerr)
+	case err != nil:
+		return nil, err
+	case kerr != nil:
+		// stage was over, index-pack content, while the kennel wrote on.
+		s.Drop()
+		return nil, fmt.Errorf("data after the bundle's pack: %w", ErrBadBundle)
 	}
-	defer os.RemoveAll(scratch)
-	alternates := filepath.Join(scratch, "objects", "info", "alternates")
-	if err := os.WriteFile(alternates, []byte(filepath.Join(dir, "objects")+"\n"), 0o600); err != nil {
-		return err
-	}
-	// The header is read here rather than by `git bundle list-heads`, and
-	// the bundle not verified apart: the fetch below verifies it (its
-	// prerequisites, its pack) before it takes anything.
-	heads, err := bundleHeads(bundle)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadBundle, err)
-	}
-	if want := tip + " " + ref; len(heads) != 1 || heads[0] != want {
-		return fmt.Errorf("bundle holds %q, want %q alone: %w", heads, want, ErrBadBundle)
-	}
-	if _, err := m.hostGit(ctx, hostCmd{gitDir: scratch, timeout: m.cfg.TransferTimeout,
-		args: []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head", bundle, "+" + ref + ":" + ref}}); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadBundle, err)
-	}
-	// Into the mirror over upload-pack: fetch.fsckObjects checks every
-	// object the mirror lacks; the ref is updated only when all passed.
-	if _, err := m.hostGit(ctx, hostCmd{gitDir: dir, timeout: m.cfg.TransferTimeout,
-		args: []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", scratch, "+" + ref + ":" + ref}}); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadBundle, err)
-	}
-	got, err := m.resolve(ctx, dir, ref)
-	if err != nil {
-		return err
-	}
-	if got != tip {
-		return fmt.Errorf("%s is at %s after the fetch, want %s: %w", ref, got, tip, ErrBadBundle)
-	}
-	return nil
+	return s, nil
 }
 
 // setRef points ref at sha.
@@ -260,39 +275,4 @@ func (m *Mirror) sendLocked(ctx context.Context, r Ref, ref, kennelRef string) e
 		return fmt.Errorf("fetch the bundle in the kennel: %w", err)
 	}
 	return nil
-}
-
-// maxBundleHeader bounds a bundle's header (its signature, prerequisites
-// and refs).
-const maxBundleHeader = 64 << 10
-
-// bundleHeads reads the "<object id> <ref>" lines of a v2 or v3 bundle's
-// header (the prerequisites, "-<object id> …", and v3 capabilities are
-// skipped).
-func bundleHeads(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := bufio.NewReader(io.LimitReader(f, maxBundleHeader))
-	sig, err := r.ReadString('\n')
-	if err != nil || sig != "# v2 git bundle\n" && sig != "# v3 git bundle\n" {
-		return nil, fmt.Errorf("not a git bundle (%q)", strings.TrimSpace(sig))
-	}
-	var heads []string
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("bundle header: %w", err)
-		}
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case line == "":
-			return heads, nil
-		case strings.HasPrefix(line, "-"), strings.HasPrefix(line, "@"):
-		default:
-			heads = append(heads, line)
-		}
-	}
 }

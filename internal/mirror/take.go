@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,42 +29,30 @@ func (m *Mirror) Has(ctx context.Context, ws, sha string) bool {
 
 // Take brings branch, at tip, into the mirror of ws from a bundle that
 // crossed out of the kennel another way (a step of the batch that recorded
-// the work), verified and fsck'd like Import's. A bundle whose
-// prerequisites the mirror lacks is an error wrapping ErrBadBundle (Import
-// then brings the whole history).
+// the work), verified and fsck'd like Import's: Stage, then Land. A bundle
+// whose prerequisites the mirror lacks is an error wrapping ErrBadBundle
+// and ErrMissingBase (Import then brings the whole history).
 func (m *Mirror) Take(ctx context.Context, ws, branch, tip string, bundle io.Reader) error {
 	op := "mirror: take " + branch
-	if err := checkName(ws); err != nil {
+	if err := errors.Join(checkName(ws), checkBranch(branch), checkSHA(tip)); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	if err := checkBranch(branch); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if err := checkSHA(tip); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	unlock, err := m.lock(ctx, ws)
+	dir, fresh, err := m.ensureShared(ctx, ws)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	defer unlock()
-	dir, err := m.ensure(ctx, ws)
+	s, err := m.stage(ctx, stageSpec{ws: ws, branch: branch, dir: dir, fresh: fresh, tip: tip}, bundle)
+	if errors.Is(err, ErrMissingBase) {
+		err = fmt.Errorf("%w: %w", ErrBadBundle, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	f, err := os.CreateTemp(m.tmpDir(), "take-*.bundle")
-	if err != nil {
+	defer s.Drop()
+	if err := m.verify(ctx, s, ""); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	if _, err := io.Copy(&limitWriter{w: f, max: m.cfg.MaxBundle}, bundle); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if err := m.takeBundle(ctx, dir, f.Name(), "refs/heads/"+branch, tip); err != nil {
+	if err := s.land(ctx); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	m.log.Info("mirror: took", logWorkspace, ws, logBranch, branch, "commit", tip)
