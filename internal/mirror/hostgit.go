@@ -63,7 +63,7 @@ func (m *Mirror) hostEnv() []string {
 type hostCmd struct {
 	gitDir  string // --git-dir and working directory; Root when empty
 	args    []string
-	env     []string // added to hostEnv (GIT_CONFIG_COUNT and friends, GIT_*_DATE)
+	env     []string // added to hostEnv (GIT_CONFIG_COUNT and friends, GIT_*_DATE, a quarantine's GIT_OBJECT_DIRECTORY)
 	stdin   io.Reader
 	max     int           // stdout bound; maxOutput when 0; over it is ErrTooLarge
 	timeout time.Duration // Config.Timeout when 0

@@ -20,7 +20,7 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	// DefaultMaxBundle bounds a bundle imported from a kennel.
+	// DefaultMaxBundle bounds a bundle out of a kennel.
 	DefaultMaxBundle = 1 << 30
 	// DefaultTimeout bounds one local git command.
 	DefaultTimeout = 2 * time.Minute
@@ -56,7 +56,8 @@ type Config struct {
 	Secrets SecretFinder
 	// Logger; slog.DiscardHandler when nil.
 	Logger *slog.Logger
-	// MaxBundle bounds an imported bundle; DefaultMaxBundle when 0.
+	// MaxBundle bounds a bundle out of a kennel (staged, taken or
+	// imported); DefaultMaxBundle when 0.
 	MaxBundle int64
 	// Timeout bounds a local git command; DefaultTimeout when 0.
 	Timeout time.Duration

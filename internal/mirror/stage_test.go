@@ -719,3 +719,30 @@ func BenchmarkStageLand(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/stage+land")
 	b.ReportMetric(float64(landing.Microseconds())/1000/float64(b.N), "ms/land")
 }
+
+// TestStageUnderAColonInRoot: the mirror's objects reach git as an
+// alternate in a list split at colons; a root with one still works.
+func TestStageUnderAColonInRoot(t *testing.T) {
+	ctx := context.Background()
+	s := newSource(t)
+	root := filepath.Join(t.TempDir(), `odd:"root`)
+	m, err := mirror.New(mirror.Config{Root: root, Kennel: nopKennel{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hostMirror{Mirror: m, root: root, dir: filepath.Join(root, "demo.git")}
+	main := h.seed(t, s)
+	s.git("checkout", "-q", "-b", "fetch/t1")
+	s.write("b.txt", "work\n")
+	tip := s.commit("work")
+	st, ch, err := h.Stage(ctx, "demo", "fetch/t1", main, bytes.NewReader(s.bundle("fetch/t1", "^main")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Land(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ch.Tip != tip || hostGit(t, h.dir, "rev-parse", "refs/heads/fetch/t1") != tip {
+		t.Errorf("fetch/t1 at %s, changes at %s; want %s", hostGit(t, h.dir, "rev-parse", "refs/heads/fetch/t1"), ch.Tip, tip)
+	}
+}
