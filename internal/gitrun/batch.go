@@ -134,15 +134,18 @@ func Program(steps []Step) (shim.Batch, error) {
 }
 
 // Results reads the results of steps from what their program printed (a
-// shim.BatchResult as JSON).
+// shim.BatchResult as JSON). Results past steps are dropped: the program
+// may have had more (housekeeping that the reader, after a restart, does
+// not know of).
 func Results(printed []byte, steps []Step) ([]StepResult, error) {
 	var br shim.BatchResult
 	if err := json.Unmarshal(printed, &br); err != nil {
 		return nil, fmt.Errorf("read the results: %w", err)
 	}
-	if len(br.Steps) == 0 || len(br.Steps) > len(steps) {
-		return nil, fmt.Errorf("%d results for %d steps", len(br.Steps), len(steps))
+	if len(br.Steps) == 0 {
+		return nil, fmt.Errorf("no results for %d steps", len(steps))
 	}
+	br.Steps = br.Steps[:min(len(br.Steps), len(steps))]
 	results := make([]StepResult, len(br.Steps))
 	for i, r := range br.Steps {
 		results[i] = StepResult{Exit: r.Exit, Stdout: r.Stdout, Truncated: r.Truncated, Stderr: r.Stderr, args: stepArgs(steps[i])}

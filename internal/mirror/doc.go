@@ -7,15 +7,14 @@
 // A coding CLI commits in its workspace inside the kennel, whose tree and
 // .git are hostile (ARCHITECTURE.md, "Where the work lives"). Its branch
 // reaches the mirror as a git bundle that crossed out of the kennel: one
-// the task engine's batch printed (Stage, Take), or one Fetch asks of the
+// the task's run printed after its CLI (Stage), or one Fetch asks of the
 // kennel through gitrun (hardened git, argv only) and reads from the
 // exec's raw stdout as it comes (StageImport, Import). Either way the
 // bundle is a stream, bounded by Config.MaxBundle, and never a file.
 //
 // The host reads the bundle's header itself: it must name exactly
-// refs/heads/BRANCH (at the tip Take's caller or, for Import, the kennel
-// named). The
-// pack after the header goes to the host's `git index-pack --strict
+// refs/heads/BRANCH (for Import, at the tip the kennel named). The pack
+// after the header goes to the host's `git index-pack --strict
 // --fix-thin --stdin`, run with GIT_OBJECT_DIRECTORY a quarantine of its
 // own (Root/.tmp/stage-*) and the mirror's objects as an alternate:
 // index-pack fscks every object, completes a thin pack with the bases the

@@ -48,9 +48,12 @@ type engineOptions struct {
 	dir string
 	// reconnect is Config.ReconnectMin and ReconnectMax.
 	reconnect time.Duration
-	// repos, when set, runs Fetch's own repositories (Config.Repos, a
-	// mirror under dir) over this kennel, as the binary does.
-	repos gitrun.Exec
+	// repos runs Fetch's own repositories (Config.Repos, a mirror under
+	// dir) over this kennel, as the binary does; when nil, over the
+	// runner's kennel if it is a *task.KennelRunner. kennelDiff: none, the
+	// work is read in the kennel.
+	repos      gitrun.Exec
+	kennelDiff bool
 }
 
 type testEngine struct {
@@ -90,7 +93,10 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 		finder = r
 	}
 	var repos task.Repos
-	if o.repos != nil {
+	if kr, ok := runner.(*task.KennelRunner); ok && o.repos == nil && kr.Kennel != nil {
+		o.repos = kr.Kennel
+	}
+	if o.repos != nil && !o.kennelDiff {
 		m, err := mirror.New(mirror.Config{Root: filepath.Join(dir, "repos"), Kennel: o.repos, Logger: quiet()})
 		if err != nil {
 			t.Fatal(err)

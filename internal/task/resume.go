@@ -101,11 +101,14 @@ func (c *carrier) carry(ctx, bg context.Context, attach bool) (out harness.Outco
 	}
 	// The prepared line (the worktree the run made) comes once, with the
 	// first stream; a later follow may not see it again (its kennel lost
-	// the run).
-	prepared := out.Prepared
+	// the run). The recorded line is the last one seen.
+	prepared, recorded := out.Prepared, out.Recorded
 	defer func() {
 		if prepared != nil {
 			out.Prepared = prepared
+		}
+		if out.Recorded == nil {
+			out.Recorded = recorded
 		}
 	}()
 	following := attach // the stream was a follow, whose end stops nothing
@@ -176,6 +179,9 @@ func (c *carrier) carry(ctx, bg context.Context, attach bool) (out harness.Outco
 		out, err = c.e.cfg.Runner.Attach(fctx, name, c.ht, c.replay())
 		if prepared == nil {
 			prepared = out.Prepared
+		}
+		if out.Recorded != nil {
+			recorded = out.Recorded
 		}
 		following = !stopping
 		if stopping && err == nil {

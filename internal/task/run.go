@@ -15,6 +15,7 @@ import (
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/gitrun"
+	"github.com/fetch-dev/fetch/internal/mirror"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -141,6 +142,12 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		}
 		ht.Prepare = &prog
 	}
+	// A run followed again after a restart had its plan made by the
+	// process that started it: the same plan reads what it printed.
+	t.recorded = e.planRecord(t, plan != nil || attach && t.Base == "", !attach)
+	if t.recorded != nil && !attach {
+		ht.Record = &t.recorded.program
+	}
 
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
@@ -201,6 +208,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		return false
 	}
 	cur.Worktree, cur.Branch, cur.Base, cur.BaseBranch, cur.RunID, cur.Runs, cur.RunStartedAt = t.Worktree, t.Branch, t.Base, t.BaseBranch, t.RunID, t.Runs, t.RunStartedAt
+	cur.recorded = e.ranRecord(cur, t.recorded, out.Recorded)
 	if cur.Mode == Work && cur.Worktree != "" && cur.Base == "" {
 		made, err := e.readPrepared(cctx, cur, out)
 		switch {
@@ -458,50 +466,115 @@ func reasonOr(reason, def string) string {
 }
 
 // record commits what the run left in the worktree to the task's branch
-// and stores the branch's diff, files and commits, and the patch file, in
-// one exec (workspace.Record, which also forgets the kennel logs of runs
-// ended before). Work that holds secrets is not committed (a
-// *SecretsError): the commit is undone. All of its git runs in the
-// workspace's kennel (package workspace).
+// and stores the branch's diff, files and commits, and the patch file.
+// With Fetch's own repository (Config.Repos) the work crosses into it as a
+// bundle and is read there (recordInRepo); without, it is read in the
+// kennel. Work that holds secrets is not committed (a *SecretsError): the
+// commit is undone, and nothing of it enters Fetch's repository. All of
+// the git on the worktree runs in the workspace's kennel (package
+// workspace).
 func (e *Engine) record(ctx context.Context, t *Task, state State) error {
+	ran := t.recorded
+	t.recorded = nil // it holds the bundle: not for the observers
 	if t.Base == "" {
 		return errNotPrepared
 	}
 	wt := t.worktree()
 	if e.cfg.Workspaces.Local(ctx, t.Workspace) {
-		// On another engine the worktree is in its kennel only; Record
-		// fails there when it is gone.
+		// On another engine the worktree is in its kennel only; its
+		// record fails there when it is gone.
 		if _, err := os.Stat(wt.Path); err != nil {
 			return fmt.Errorf("worktree: %w", err)
 		}
 	}
-	msg := e.store.Scrub(redact.StripControl(fmt.Sprintf("fetch: task %s (%s)\n\n%s", t.ID, state, t.Goal)))
-	opts := workspace.RecordOptions{Also: e.forgets.take(t.Workspace)}
 	if e.cfg.Repos != nil {
-		// The branch crosses into Fetch's own repository in the same
-		// exec: only what it adds when the repository has its base.
-		opts.Bundle, opts.FullBundle = true, !e.cfg.Repos.Has(ctx, t.Workspace, t.Base)
+		return e.recordInRepo(ctx, t, wt, ran)
 	}
-	rec, err := e.cfg.Workspaces.Record(ctx, wt, msg, opts)
+	rec, err := e.cfg.Workspaces.Record(ctx, wt, e.commitMessage(*t), workspace.RecordOptions{Also: forgetSteps(e.forgets.take(t.Workspace))})
 	if err != nil {
 		return err
 	}
-	d, committed := rec.Diff, rec.Committed
-	if err := e.scanWork(t, d.Patch, d.Truncated); err != nil {
-		if committed {
-			if uerr := e.cfg.Workspaces.Uncommit(ctx, wt); uerr != nil {
-				return fmt.Errorf("undo the commit of work that holds secrets: %w", uerr)
-			}
-		}
+	if err := e.scanWork(t, rec.Diff.Patch, rec.Diff.Truncated); err != nil {
+		return e.uncommit(ctx, wt, rec.Committed, err)
+	}
+	return e.keepDiff(t, rec.Diff)
+}
+
+// recordInRepo records t's work through Fetch's own repository: the run
+// committed it and bundled the branch in its own exec (ran, what it
+// printed), or, when it did not, a batch of its own does; the bundle is
+// staged into the repository (the whole history asked of the kennel when
+// the repository lacks the base), the diff read there and scanned, and
+// only work without secrets lands.
+func (e *Engine) recordInRepo(ctx context.Context, t *Task, wt workspace.Worktree, ran *recorded) error {
+	b, err := e.bundled(ctx, t, wt, ran)
+	if err != nil {
 		return err
 	}
-	t.Files, t.Commits = d.Files, d.Commits
-	if e.cfg.Repos != nil && rec.Bundle != nil {
-		if err := e.cfg.Repos.Take(ctx, t.Workspace, t.Branch, rec.Tip, bytes.NewReader(rec.Bundle)); err != nil {
-			// Not fatal: shipping brings the branch over again.
-			e.log.Warn("keep the task's branch in Fetch's repository", "task", t.ID, "err", err)
-		}
+	if b.Tip == t.Base {
+		// The branch adds nothing to its base.
+		return e.keepDiff(t, workspace.Diff{})
 	}
+	var staged *mirror.Staged
+	var ch mirror.Changes
+	err = mirror.ErrMissingBase
+	if b.Bundle != nil {
+		staged, ch, err = e.cfg.Repos.Stage(ctx, t.Workspace, t.Branch, t.Base, bytes.NewReader(b.Bundle))
+	}
+	if errors.Is(err, mirror.ErrMissingBase) {
+		// The repository lacks the base (a workspace's first task), or the
+		// bundle did not cross: ask the kennel for the branch, with its
+		// whole history when needed.
+		p, perr := e.cfg.Workspaces.Path(t.Workspace)
+		if perr != nil {
+			return perr
+		}
+		staged, ch, err = e.cfg.Repos.StageImport(ctx, mirror.Ref{Workspace: t.Workspace, Path: p, Dir: wt.Path, Branch: t.Branch, Base: t.Base})
+	}
+	if err != nil {
+		return fmt.Errorf("take the work into Fetch's repository: %w", err)
+	}
+	defer staged.Drop()
+	d := workspace.ParseDiff(ch.Diff, ch.Log, ch.Truncated)
+	if err := e.scanWork(t, d.Patch, d.Truncated); err != nil {
+		return e.uncommit(ctx, wt, b.Committed, err)
+	}
+	if err := staged.Land(ctx); err != nil {
+		return fmt.Errorf("keep the work in Fetch's repository: %w", err)
+	}
+	return e.keepDiff(t, d)
+}
+
+// bundled is the run's own record of its work when it made one that
+// reads, else the record made now, in one exec.
+func (e *Engine) bundled(ctx context.Context, t *Task, wt workspace.Worktree, ran *recorded) (workspace.Bundled, error) {
+	if ran != nil {
+		b, err := ran.read()
+		if err == nil {
+			return b, nil
+		}
+		e.log.Warn("the run's record of its work does not read; recording it again", "task", t.ID, "err", err)
+		e.forgets.add(t.Workspace, ran.forgets...) // not dropped after all
+	}
+	return e.cfg.Workspaces.Bundle(ctx, e.cfg.Workspaces.PlanRecord(wt, t.Base, e.commitMessage(*t), forgetSteps(e.forgets.take(t.Workspace))))
+}
+
+// uncommit undoes the commit of work that holds secrets (found, the
+// *SecretsError) when one was made, and returns found.
+func (e *Engine) uncommit(ctx context.Context, wt workspace.Worktree, committed bool, found error) error {
+	if !committed {
+		return found
+	}
+	if err := e.cfg.Workspaces.Uncommit(ctx, wt); err != nil {
+		return fmt.Errorf("undo the commit of work that holds secrets: %w", err)
+	}
+	return found
+}
+
+// keepDiff records d as t's files, commits and patch, and writes the
+// patch file.
+func (e *Engine) keepDiff(t *Task, d workspace.Diff) error {
+	t.Files, t.Commits = d.Files, d.Commits
 	// Redacted before it is cut or written: the patch file Fetch writes
 	// holds no secret in the clear either.
 	patch := e.store.Scrub(d.Patch)
@@ -521,6 +594,72 @@ func (e *Engine) record(ctx context.Context, t *Task, state State) error {
 	}
 	return nil
 }
+
+// commitMessage is the message of the commit that records t's work: made
+// before the run, so it does not say how the task ended (the task does).
+func (e *Engine) commitMessage(t Task) string {
+	subject := "fetch: task " + t.ID
+	if t.Runs > 1 {
+		subject = fmt.Sprintf("fetch: task %s, run %d", t.ID, t.Runs)
+	}
+	return e.store.Scrub(redact.StripControl(subject + "\n\n" + t.Goal))
+}
+
+// recorded is a run's own record of its work: the plan its exec carries
+// out after the CLI (harness.Task.Record), the forgets it takes with it,
+// and what it printed.
+type recorded struct {
+	plan    workspace.RecordPlan
+	program shim.Batch
+	forgets []string
+	printed []byte
+}
+
+// planRecord plans the record of the work t's run does in the run's own
+// exec: a Work task's, through Fetch's own repository. prepared: the same
+// run makes the worktree, so the base is what it reads. forget: the run
+// takes the pending forgets of its workspace with it.
+func (e *Engine) planRecord(t Task, prepared, forget bool) *recorded {
+	if t.Mode != Work || t.Worktree == "" || e.cfg.Repos == nil {
+		return nil
+	}
+	base := t.Base
+	if prepared {
+		base = workspace.PlannedBase
+	}
+	r := &recorded{}
+	if forget {
+		r.forgets = e.forgets.take(t.Workspace)
+	}
+	r.plan = e.cfg.Workspaces.PlanRecord(t.worktree(), base, e.commitMessage(t), forgetSteps(r.forgets))
+	prog, err := gitrun.Program(r.plan.Steps)
+	if err != nil {
+		e.forgets.add(t.Workspace, r.forgets...)
+		e.log.Error("plan the record of the run's work", "task", t.ID, "err", err)
+		return nil
+	}
+	r.program = prog
+	return r
+}
+
+// ranRecord is what t's run recorded of its work, when it had a plan and
+// printed its result; nil otherwise (its work is then recorded in a batch
+// of its own).
+func (e *Engine) ranRecord(t Task, r *recorded, printed []byte) *recorded {
+	if r == nil {
+		return nil
+	}
+	if printed == nil {
+		e.forgets.add(t.Workspace, r.forgets...) // not dropped
+		return nil
+	}
+	out := *r
+	out.printed = printed
+	return &out
+}
+
+// read reads what the run printed.
+func (r *recorded) read() (workspace.Bundled, error) { return r.plan.Read(r.printed) }
 
 // harnessTask is the harness's view of the task's current run.
 func (e *Engine) harnessTask(t Task) harness.Task {

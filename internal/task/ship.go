@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/mirror"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/ship"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -559,11 +560,14 @@ func (e *Engine) followReviews(ctx context.Context, t Task) (Task, error) {
 	return t, nil
 }
 
-// Repos is Fetch's own repository per workspace; *mirror.Mirror implements
-// it.
+// Repos is Fetch's own repository per workspace, where a task's work is
+// taken in and read; *mirror.Mirror implements it.
 type Repos interface {
-	// Has tells whether workspace ws's repository has commit sha.
-	Has(ctx context.Context, ws, sha string) bool
-	// Take brings branch, at tip, in from a bundle.
-	Take(ctx context.Context, ws, branch, tip string, bundle io.Reader) error
+	// Stage takes the objects of a bundle of branch, which crossed out
+	// of the kennel, into a quarantine, and reads what the branch holds
+	// over base; mirror.ErrMissingBase when the repository lacks what
+	// the bundle builds on.
+	Stage(ctx context.Context, ws, branch, base string, bundle io.Reader) (*mirror.Staged, mirror.Changes, error)
+	// StageImport does the same with a bundle it asks of the kennel.
+	StageImport(ctx context.Context, r mirror.Ref) (*mirror.Staged, mirror.Changes, error)
 }

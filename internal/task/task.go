@@ -116,6 +116,11 @@ type Task struct {
 	RunStartedAt time.Time `json:"run_started_at,omitzero"`
 	EndedAt      time.Time `json:"ended_at,omitzero"`
 	UpdatedAt    time.Time `json:"updated_at"`
+
+	// recorded is the current run's own record of its work (its
+	// harness.Task.Record and what that printed), while the run's end is
+	// decided; never stored.
+	recorded *recorded
 }
 
 // Added and Removed total the changed lines.

@@ -320,6 +320,46 @@ func TestWorktreeLifecycle(t *testing.T) {
 	}
 }
 
+func TestPlanRecordCommitsAndBundles(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	if _, err := r.Create(ctx, "app", ""); err != nil {
+		t.Fatal(err)
+	}
+	wt, err := r.AddWorktree(ctx, "app", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing done: nothing committed, the branch at its base, no bundle.
+	b, err := r.Bundle(ctx, r.PlanRecord(wt, wt.Base, "fetch: task t1", nil))
+	if err != nil || b.Committed || b.Tip != wt.Base || b.Bundle != nil {
+		t.Fatalf("record of nothing: %+v, %v", b, err)
+	}
+	// The message is committed as written, "${base}" and all.
+	os.WriteFile(filepath.Join(wt.Path, "added.txt"), []byte("a\n"), 0o644)
+	msg := "fetch: task t1\n\nuse ${base} and ${HOME} as they are"
+	b, err = r.Bundle(ctx, r.PlanRecord(wt, wt.Base, msg, nil))
+	if err != nil || !b.Committed || b.Tip == wt.Base {
+		t.Fatalf("record: %+v, %v", b, err)
+	}
+	if got := gitIn(t, wt.Path, "log", "-1", "--format=%B"); got != msg {
+		t.Errorf("commit message %q, want %q", got, msg)
+	}
+	if head := gitIn(t, wt.Path, "rev-parse", "HEAD"); head != b.Tip {
+		t.Errorf("tip %s, HEAD %s", b.Tip, head)
+	}
+	bundle := filepath.Join(t.TempDir(), "b")
+	os.WriteFile(bundle, b.Bundle, 0o600)
+	if heads := gitIn(t, wt.Path, "bundle", "list-heads", bundle); heads != b.Tip+" refs/heads/fetch/t1" {
+		t.Errorf("bundle heads %q", heads)
+	}
+	// A base that is not a commit: the bundle fails, the rest is read.
+	b, err = r.Bundle(ctx, r.PlanRecord(wt, "nonesuch", "again", nil))
+	if err != nil || b.Committed || b.Tip == "" || b.Bundle != nil {
+		t.Fatalf("record with a bad base: %+v, %v", b, err)
+	}
+}
+
 func gitIn(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)

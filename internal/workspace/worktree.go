@@ -87,14 +87,21 @@ func (r *Registry) PlanWorktree(ctx context.Context, name, id string) (WorktreeP
 		// One git for three answers, a line each: the commit to branch
 		// from (it fails when there is none), the exclude file, and the
 		// branch HEAD is on ("HEAD" when detached).
-		{Args: []string{"rev-parse", "HEAD^{commit}", "--git-path", "info/exclude", "--symbolic-full-name", "HEAD"}, Captures: []string{"base", "exclude"}},
+		{Args: []string{"rev-parse", "HEAD^{commit}", "--git-path", "info/exclude", "--symbolic-full-name", "HEAD"}, Captures: []string{baseCapture, "exclude"}},
 		withParallel(gitrun.ExcludeStep("", "${exclude}", "/.fetch/")),
-		{Args: []string{"worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, "${base}"}, Parallel: true},
+		{Args: []string{"worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, PlannedBase}, Parallel: true},
 	}}, nil
 }
 
 // planSteps is how many steps a plan has.
 const planSteps = 3
+
+// baseCapture names the base a WorktreePlan's first step reads.
+const baseCapture = "base"
+
+// PlannedBase is, for a RecordPlan carried out by the run that makes the
+// worktree (kennel.ExecSpec.Prepare and Record), the base the plan read.
+const PlannedBase = "${" + baseCapture + "}"
 
 // Read reads what the plan's steps printed (a shim.BatchResult as JSON:
 // kennel.Prepared) into the Worktree they made, as Made does.
@@ -350,10 +357,6 @@ func background(steps []gitrun.Step) []gitrun.Step {
 
 // RecordOptions are what Record does besides committing and diffing.
 type RecordOptions struct {
-	// Bundle: also bundle the branch (what it adds over its base, or its
-	// whole history with FullBundle) for Fetch's own repository, in the
-	// same exec (Recorded.Bundle).
-	Bundle, FullBundle bool
 	// Also are housekeeping steps run afterwards in the same exec, like
 	// AddWorktree's.
 	Also []gitrun.Step
@@ -364,17 +367,19 @@ type Recorded struct {
 	Diff Diff
 	// Committed: there was something to commit.
 	Committed bool
-	// Tip is the branch's head in Bundle; empty without one.
-	Tip string
-	// Bundle is the branch's bundle (RecordOptions.Bundle); nil when the
-	// branch adds nothing, or the bundle was over what one exec's output
-	// may hold.
-	Bundle []byte
+}
+
+// commitStep commits everything staged in wt with message (exit 1 when
+// there is nothing to commit). The message is literal: it holds what a
+// user typed, which a capture must not change.
+func commitStep(wt Worktree, message string) gitrun.Step {
+	return gitrun.Step{Dir: wt.Path, Args: append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message), AllowFail: true, Literal: true}
 }
 
 // Record commits everything in the worktree (tracked changes and new files,
 // .gitignore respected) to its branch and returns what the branch changed
-// since its base, in one exec.
+// since its base, read in the kennel, in one exec. (With Fetch's own
+// repository, a task's work is read there instead: PlanRecord.)
 func (r *Registry) Record(ctx context.Context, wt Worktree, message string, o RecordOptions) (Recorded, error) {
 	p, err := r.Path(wt.Workspace)
 	if err != nil {
@@ -386,8 +391,7 @@ func (r *Registry) Record(ctx context.Context, wt Worktree, message string, o Re
 	rng := wt.Base + "..HEAD"
 	steps := []gitrun.Step{
 		{Dir: wt.Path, Args: []string{"add", "--all"}},
-		// Exit 1 when there is nothing to commit.
-		{Dir: wt.Path, Args: append(slices.Clone(identity), "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message), AllowFail: true},
+		commitStep(wt, message),
 		// The numstat (NUL-terminated records), an empty record, then the
 		// patch: one git for both.
 		// What follows only reads: at the same time.
@@ -395,41 +399,133 @@ func (r *Registry) Record(ctx context.Context, wt Worktree, message string, o Re
 		{Dir: wt.Path, Args: []string{"log", "--no-show-signature", "--reverse", "--format=%H%x00%s%x00%an%x00%cI%x1e", rng, "--"}, Parallel: true},
 	}
 	const fixed = 4
-	if o.Bundle {
-		create := []string{"bundle", "create", "--quiet", "-", "refs/heads/" + wt.Branch}
-		if !o.FullBundle {
-			create = append(create, "^"+wt.Base)
-		}
-		// To stdout; fails on an empty bundle (the branch adds nothing).
-		steps = append(steps, gitrun.Step{Dir: wt.Path, Args: create, AllowFail: true, Base64: true, Parallel: true})
-	}
 	steps = append(steps, background(o.Also)...)
 	res, err := r.gitrun.Batch(ctx, p, steps)
 	if err != nil {
 		return Recorded{}, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
 	}
-	for i, st := range res[:min(len(res), fixed)] {
-		if i == 1 && st.Exit == 1 {
-			continue // nothing to commit
-		}
-		if err := st.Err(); err != nil {
-			return Recorded{}, fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
-		}
-	}
-	if len(res) < fixed {
-		return Recorded{}, fmt.Errorf("workspace: record %s: the batch ended after %d steps", wt.Branch, len(res))
+	if err := committed(res, fixed, wt, 2, 3); err != nil {
+		return Recorded{}, err
 	}
 	rec := Recorded{Committed: res[1].Exit == 0}
-	num, patch := splitNumstatPatch(res[2].Stdout)
-	rec.Diff.Files = parseNumstat(num)
-	rec.Diff.Patch, rec.Diff.Truncated = patch, res[2].Truncated
-	rec.Diff.Commits = parseLog(res[3].Stdout)
-	if o.Bundle && len(res) > fixed && res[fixed].Exit == 0 && !res[fixed].Truncated {
-		if b, err := base64.StdEncoding.DecodeString(res[fixed].Stdout); err == nil {
-			rec.Bundle, rec.Tip = b, bundleTip(b, "refs/heads/"+wt.Branch)
+	rec.Diff = ParseDiff(res[2].Stdout, res[3].Stdout, res[2].Truncated)
+	return rec, nil
+}
+
+// committed checks the results of a batch that starts with add and
+// commitStep and has at least n steps, of which must pass those named by
+// index in must (add always; commit may find nothing to commit).
+func committed(res []gitrun.StepResult, n int, wt Worktree, must ...int) error {
+	if len(res) < n {
+		return fmt.Errorf("workspace: record %s: the batch ended after %d steps", wt.Branch, len(res))
+	}
+	for _, i := range append([]int{0, 1}, must...) {
+		if i == 1 && res[i].Exit == 1 {
+			continue // nothing to commit
+		}
+		if err := res[i].Err(); err != nil {
+			return fmt.Errorf("workspace: record %s: %w", wt.Branch, err)
 		}
 	}
-	return rec, nil
+	return nil
+}
+
+// ParseDiff reads what `git diff --numstat -z --binary --patch` (diff,
+// cut when truncated) and `git log --reverse
+// --format=%H%x00%s%x00%an%x00%cI%x1e` (log) printed for a branch's range.
+func ParseDiff(diff, log string, truncated bool) Diff {
+	num, patch := splitNumstatPatch(diff)
+	return Diff{Files: parseNumstat(num), Patch: patch, Truncated: truncated, Commits: parseLog(log)}
+}
+
+// RecordPlan commits what a task's run left in its worktree and bundles
+// the branch, what it adds over its base, for Fetch's own repository,
+// where the work is read (mirror.Stage). Its steps are the program a run
+// carries out in its own exec after the CLI (harness.Task.Record), so
+// that recording costs no exec of its own; Bundle runs them in one exec
+// of their own.
+type RecordPlan struct {
+	Worktree Worktree
+	Steps    []gitrun.Step
+}
+
+// recordSteps is how many steps of a plan must have run.
+const recordSteps = 4
+
+// PlanRecord plans the record of wt's work as one commit with message.
+// base is the commit to bundle from: wt.Base, or PlannedBase when the same
+// run makes the worktree. also are
+// housekeeping steps run afterwards, whose failure ends nothing.
+func (r *Registry) PlanRecord(wt Worktree, base, message string, also []gitrun.Step) RecordPlan {
+	branch := "refs/heads/" + wt.Branch
+	steps := []gitrun.Step{
+		{Dir: wt.Path, Args: []string{"add", "--all"}},
+		commitStep(wt, message),
+		// To stdout; fails on an empty bundle (the branch adds nothing).
+		{Dir: wt.Path, Args: []string{"bundle", "create", "--quiet", "-", branch, "^" + base}, AllowFail: true, Base64: true, Parallel: true},
+		// The branch's head, to tell an empty bundle from a failed one.
+		{Dir: wt.Path, Args: []string{"rev-parse", "--verify", "--quiet", branch + "^{commit}"}, AllowFail: true, Parallel: true},
+	}
+	return RecordPlan{Worktree: wt, Steps: append(steps, background(also)...)}
+}
+
+// Bundled is what a RecordPlan's steps did.
+type Bundled struct {
+	// Committed: there was something to commit (Uncommit undoes it).
+	Committed bool
+	// Tip is the branch's head after the commit.
+	Tip string
+	// Bundle holds what the branch adds over the base; nil when it adds
+	// nothing, or the bundle could not be made or was over what one exec's
+	// output may hold (the caller then asks for it another way).
+	Bundle []byte
+}
+
+// Read reads what the plan's steps printed (a shim.BatchResult as JSON:
+// a run's Recorded line), as Made does. It is kennel output: the bundle
+// is checked where it is taken in.
+func (p RecordPlan) Read(printed []byte) (Bundled, error) {
+	res, err := gitrun.Results(printed, p.Steps)
+	if err != nil {
+		return Bundled{}, fmt.Errorf("workspace: record %s: %w", p.Worktree.Branch, err)
+	}
+	return p.Made(res)
+}
+
+// Made reads the results of the plan's steps.
+func (p RecordPlan) Made(res []gitrun.StepResult) (Bundled, error) {
+	wt := p.Worktree
+	if err := committed(res, recordSteps, wt); err != nil {
+		return Bundled{}, err
+	}
+	tip := strings.TrimSpace(res[3].Stdout)
+	if res[3].Exit != 0 || !isObjectID(tip) {
+		return Bundled{}, fmt.Errorf("workspace: record %s: the branch is gone: %w", wt.Branch, res[3].Err())
+	}
+	b := Bundled{Committed: res[1].Exit == 0, Tip: tip}
+	if res[2].Exit == 0 && !res[2].Truncated {
+		if bundle, err := base64.StdEncoding.DecodeString(res[2].Stdout); err == nil && bundleTip(bundle, "refs/heads/"+wt.Branch) == tip {
+			b.Bundle = bundle
+		}
+	}
+	return b, nil
+}
+
+// Bundle runs the plan's steps in one exec (for a run that did not carry
+// them out).
+func (r *Registry) Bundle(ctx context.Context, p RecordPlan) (Bundled, error) {
+	ws, err := r.Path(p.Worktree.Workspace)
+	if err != nil {
+		return Bundled{}, fmt.Errorf("workspace: record: %w", err)
+	}
+	if r.gitrun == nil {
+		return Bundled{}, fmt.Errorf("workspace: record: %w", ErrNoKennel)
+	}
+	res, err := r.gitrun.Batch(ctx, ws, p.Steps)
+	if err != nil {
+		return Bundled{}, fmt.Errorf("workspace: record %s: %w", p.Worktree.Branch, err)
+	}
+	return p.Made(res)
 }
 
 // Uncommit undoes the commit Record made (the work stays in the worktree,
@@ -447,8 +543,8 @@ func (r *Registry) Uncommit(ctx context.Context, wt Worktree) error {
 
 // bundleTip reads what ref points at from a git bundle's header (its
 // "<object id> <ref>" lines, after the signature and the prerequisites,
-// up to an empty line); "" when the header does not name ref. Mirror.Take
-// checks it against the bundle again.
+// up to an empty line); "" when the header does not name ref. Fetch's
+// own repository checks it against the bundle again.
 func bundleTip(bundle []byte, ref string) string {
 	header, _, _ := bytes.Cut(bundle, []byte("\n\n"))
 	for _, line := range strings.Split(string(header), "\n") {

@@ -5,33 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
-// Has tells whether the mirror of workspace ws has commit sha (false when
-// it has no mirror yet or cannot tell).
-func (m *Mirror) Has(ctx context.Context, ws, sha string) bool {
-	if checkName(ws) != nil || checkSHA(sha) != nil {
-		return false
-	}
-	unlock, err := m.lock(ctx, ws)
-	if err != nil {
-		return false
-	}
-	defer unlock()
-	dir := m.dir(ws)
-	if _, err := os.Stat(dir); err != nil {
-		return false
-	}
-	got, err := m.resolve(ctx, dir, sha)
-	return err == nil && got == sha
-}
-
-// Take brings branch, at tip, into the mirror of ws from a bundle that
-// crossed out of the kennel another way (a step of the batch that recorded
-// the work), verified and fsck'd like Import's: Stage, then Land. A bundle
-// whose prerequisites the mirror lacks is an error wrapping ErrBadBundle
-// and ErrMissingBase (Import then brings the whole history).
+// Take brings branch, at tip, into the mirror of ws from a bundle,
+// verified and fsck'd like Stage's, then landed; the bundle may hold the
+// whole history (there is no base to read changes from). For the tests,
+// which seed mirrors with it. A bundle whose prerequisites the mirror
+// lacks is an error wrapping ErrBadBundle and ErrMissingBase.
 func (m *Mirror) Take(ctx context.Context, ws, branch, tip string, bundle io.Reader) error {
 	op := "mirror: take " + branch
 	if err := errors.Join(checkName(ws), checkBranch(branch), checkSHA(tip)); err != nil {
