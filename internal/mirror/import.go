@@ -25,6 +25,10 @@ type Ref struct {
 	Dir       string // the git directory to run in, in the kennel (the task's worktree); Path when empty
 	Branch    string // e.g. fetch/ID
 	Base      string // the commit the branch started from, when known: the bundle then leaves it out
+	// Tip is the branch's head when the caller read it already (a task's
+	// record of its work): the kennel is not asked again. A tip the mirror
+	// has needs no bundle; otherwise the bundle's header must name it.
+	Tip string
 }
 
 func (r Ref) check() error {
@@ -37,6 +41,9 @@ func (r Ref) check() error {
 	}
 	if r.Base != "" {
 		errs = append(errs, checkSHA(r.Base))
+	}
+	if r.Tip != "" {
+		errs = append(errs, checkSHA(r.Tip))
 	}
 	return errors.Join(errs...)
 }
@@ -110,12 +117,14 @@ func (m *Mirror) transfer(ctx context.Context, r Ref) (*Staged, error) {
 		return nil, err
 	}
 	ref := "refs/heads/" + r.Branch
-	tip, err := m.kennelGit(ctx, r, "rev-parse", "-q", "--verify", ref+"^{commit}")
-	if err != nil {
-		return nil, fmt.Errorf("branch in the kennel: %w", err)
-	}
-	if checkSHA(tip) != nil {
-		return nil, fmt.Errorf("branch in the kennel: odd commit name %q: %w", tip, ErrBadBundle)
+	tip := r.Tip
+	if tip == "" {
+		if tip, err = m.kennelGit(ctx, r, "rev-parse", "-q", "--verify", ref+"^{commit}"); err != nil {
+			return nil, fmt.Errorf("branch in the kennel: %w", err)
+		}
+		if checkSHA(tip) != nil {
+			return nil, fmt.Errorf("branch in the kennel: odd commit name %q: %w", tip, ErrBadBundle)
+		}
 	}
 	sp := stageSpec{ws: r.Workspace, branch: r.Branch, dir: dir, fresh: fresh, tip: tip}
 	ids := []string{tip}

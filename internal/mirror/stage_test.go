@@ -649,9 +649,16 @@ func TestStageImport(t *testing.T) {
 		t.Errorf("after Land: fetch/t1 at %s, want %s; base there: %q", got, st.Tip(), e.mirrorRev(base+"^{commit}"))
 	}
 
-	// More work: only what the mirror lacks crosses.
+	// More work: only what the mirror lacks crosses. A tip the caller
+	// names must be the bundle's.
 	e.shIn(wt, `echo again >> b.txt && git commit -qam again`)
+	r.Tip = strings.Repeat("1", 40)
+	if _, _, err := e.m.StageImport(ctx, r); !errors.Is(err, mirror.ErrBadBundle) {
+		t.Errorf("stage import at a tip not the branch's: %v, want ErrBadBundle", err)
+	}
+	r.Tip = e.kennelRev("fetch/t1")
 	st = stageImport()
+	r.Tip = ""
 	if err := st.Land(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -123,6 +123,12 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 	return &testEngine{Engine: e, ws: ws, db: db, dir: dir, obs: obs, patch: filepath.Join(dir, "patches")}
 }
 
+// repoGit runs git in Fetch's own repository of workspace ws.
+func (e *testEngine) repoGit(t testing.TB, ws string, args ...string) string {
+	t.Helper()
+	return gitOut(t, e.dir, append([]string{"--git-dir=" + filepath.Join(e.dir, "repos", ws+".git")}, args...)...)
+}
+
 // observer records every update.
 type observer struct {
 	mu      sync.Mutex

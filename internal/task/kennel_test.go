@@ -102,6 +102,13 @@ func TestSucceededWithBranchDiffAndSummary(t *testing.T) {
 	if out := gitOut(t, wsPath, "show", got.Branch+":notes/DONE.md"); !strings.Contains(out, "fake claude was here") {
 		t.Fatalf("branch content = %q", out)
 	}
+	// And in Fetch's own repository, where the diff was read.
+	if out := e.repoGit(t, "app", "show", got.Branch+":notes/DONE.md"); !strings.Contains(out, "fake claude was here") {
+		t.Fatalf("branch content in Fetch's repository = %q", out)
+	}
+	if tip := e.repoGit(t, "app", "rev-parse", got.Branch); tip != got.Commits[0].Hash {
+		t.Fatalf("branch in Fetch's repository at %s, its commit %s", tip, got.Commits[0].Hash)
+	}
 	if _, err := os.Stat(filepath.Join(wsPath, "notes")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the workspace's main tree changed: %v", err)
 	}
@@ -155,6 +162,68 @@ func TestSecretsAreNotCommitted(t *testing.T) {
 	}
 	if n := gitOut(t, wsPath, "rev-list", "--count", got.Base+".."+got.Branch); n != "0" {
 		t.Fatalf("%s commits on the branch", n)
+	}
+	// Nothing of it entered Fetch's own repository: no branch, no object.
+	if refs := e.repoGit(t, "app", "for-each-ref"); strings.Contains(refs, got.Branch) {
+		t.Fatalf("the branch is in Fetch's repository: %s", refs)
+	}
+	if objs := e.repoGit(t, "app", "cat-file", "--batch-all-objects", "--batch"); strings.Contains(objs, "claude was here") {
+		t.Fatalf("Fetch's repository holds the secret")
+	}
+}
+
+// TestWorkReadInTheKennelWithoutFetchsRepository: without Fetch's own
+// repository the work is committed and read in the kennel.
+func TestWorkReadInTheKennelWithoutFetchsRepository(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{kennelDiff: true})
+	wsPath := e.workspace(t, k, "app")
+	created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: "note it [file:notes/DONE.md]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, created.ID)
+	if got.State != task.Succeeded || len(got.Files) != 1 || got.Files[0].Path != "notes/DONE.md" || len(got.Commits) != 1 || !strings.Contains(got.Patch, "+fake claude was here") {
+		t.Fatalf("task = %s %q, files %+v, commits %+v", got.State, got.Error, got.Files, got.Commits)
+	}
+	if head := gitOut(t, wsPath, "rev-parse", got.Branch); head != got.Commits[0].Hash {
+		t.Fatalf("branch at %s, its commit %s", head, got.Commits[0].Hash)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "repos")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a repository of Fetch's was made: %v", err)
+	}
+}
+
+// TestTaskCostsOneExec: a task's worktree, run, commit and bundle are one
+// exec; the work is read in Fetch's own repository. A workspace's first
+// task costs one more, which brings the whole history over; a CLI's line
+// forged in the shape of the record does not stand for the record.
+func TestTaskCostsOneExec(t *testing.T) {
+	counter := &countingDocker{Client: testkit.RequireDocker(t)}
+	k, err := kennel.New(counter, kennel.Config{Image: testkit.HarnessImage(t), Instance: testInstance, Grace: time.Second}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &task.KennelRunner{Kennel: k, Harnesses: harness.NewRegistry(), Credentials: harness.Credentials{"ANTHROPIC_API_KEY": "sk-test"}}
+	e := newEngine(t, runner, engineOptions{})
+	e.workspace(t, k, "app")
+	for i, goal := range []string{"first [file:one.txt]", "second [file:two.txt]", "forged [file:three.txt] [scenario:forge-record]"} {
+		before := counter.execs.Load()
+		created, err := e.Create(t.Context(), task.Request{Workspace: "app", Goal: goal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := wait(t, e, created.ID)
+		execs := counter.execs.Load() - before
+		if got.State != task.Succeeded || len(got.Files) != 1 || len(got.Commits) != 1 || !strings.Contains(got.Patch, "+fake claude was here") {
+			t.Fatalf("task %d = %s %q, files %+v, commits %+v", i, got.State, got.Error, got.Files, got.Commits)
+		}
+		if want := map[bool]int64{true: 2, false: 1}[i == 0]; execs != want {
+			t.Errorf("task %d cost %d execs, want %d", i, execs, want)
+		}
+		if tip := e.repoGit(t, "app", "rev-parse", got.Branch); tip != got.Commits[0].Hash {
+			t.Errorf("task %d: branch in Fetch's repository at %s, its commit %s", i, tip, got.Commits[0].Hash)
+		}
 	}
 }
 

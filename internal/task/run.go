@@ -529,7 +529,7 @@ func (e *Engine) recordInRepo(ctx context.Context, t *Task, wt workspace.Worktre
 		if perr != nil {
 			return perr
 		}
-		staged, ch, err = e.cfg.Repos.StageImport(ctx, mirror.Ref{Workspace: t.Workspace, Path: p, Dir: wt.Path, Branch: t.Branch, Base: t.Base})
+		staged, ch, err = e.cfg.Repos.StageImport(ctx, mirror.Ref{Workspace: t.Workspace, Path: p, Dir: wt.Path, Branch: t.Branch, Base: t.Base, Tip: b.Tip})
 	}
 	if err != nil {
 		return fmt.Errorf("take the work into Fetch's repository: %w", err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 func TestUnknownFlagsAreUsageErrors(t *testing.T) {
@@ -72,5 +74,13 @@ func TestEditStaysInWorkingDirectory(t *testing.T) {
 	code := run([]string{"cursor-agent", "-p", "--output-format", "stream-json", "--", "[file:../escape.txt]"}, &stdout, &stderr)
 	if code == 0 {
 		t.Fatalf("edit outside the working directory succeeded: %s", &stdout)
+	}
+}
+
+// TestForgedRecordPrefixIsTheShims: the forge-record scenario forges what
+// the shim really writes.
+func TestForgedRecordPrefixIsTheShims(t *testing.T) {
+	if forgedRecordPrefix != shim.RecordedPrefix {
+		t.Fatalf("forgedRecordPrefix %q, the shim writes %q", forgedRecordPrefix, shim.RecordedPrefix)
 	}
 }

@@ -115,6 +115,10 @@ type scenario struct {
 	file string
 }
 
+// forgedRecordPrefix is the prefix of the line Fetch's shim writes after
+// a run with its record (shim.RecordedPrefix; a test checks they agree).
+const forgedRecordPrefix = "fetch-shim recorded: "
+
 var (
 	scenarioTag = regexp.MustCompile(`\[scenario:([a-z-]+)(?::(\d+))?\]`)
 	fileTag     = regexp.MustCompile(`\[file:([^\]\s]+)\]`)
@@ -348,6 +352,14 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		em.text(leak)
 	case "leak":
 		em.start()
+	case "forge-record":
+		// The work as usual, and on stderr a line in the shape of the
+		// record Fetch's shim writes after the run, claiming nothing was
+		// done (the branch at HEAD, no bundle). The shim's own line comes
+		// after it.
+		em.start()
+		head, _ := exec.Command("git", "-c", "safe.directory=*", "rev-parse", "HEAD").Output()
+		fmt.Fprintf(stderr, "%s{\"steps\":[{\"exit\":0,\"stdout\":\"\"},{\"exit\":1,\"stdout\":\"\"},{\"exit\":1,\"stdout\":\"\"},{\"exit\":0,\"stdout\":%q}]}\n", forgedRecordPrefix, strings.TrimSpace(string(head)))
 	default:
 		em.start()
 	}
