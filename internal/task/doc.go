@@ -20,13 +20,28 @@
 // the workspace's current commit. When a run ends, whatever it left in the
 // worktree is committed to that branch, and the branch's files (with line
 // counts), commits and diff are recorded, the diff also as PatchDir/ID.patch.
-// Before that commit, the work (the patch from the base to the staged
-// worktree) is scanned with Config.Secrets (redact's gitleaks rules and the
-// configured secrets): work that holds any is not committed, and the task
+// The work (the patch from the base to the branch with it) is scanned with
+// Config.Secrets (redact's gitleaks rules and the configured secrets): work
+// that holds any is not committed (the commit is undone), and the task
 // needs attention with the findings named by file, line and rule, never
-// the secret. All of that git runs in the workspace's kennel (package
-// workspace, through gitrun); a registry without a kennel of its own gets
-// the KennelRunner's.
+// the secret. All of the git on the worktree runs in the workspace's
+// kennel (package workspace, through gitrun); a registry without a kennel
+// of its own gets the KennelRunner's.
+//
+// A task costs one exec: its run's own exec makes the worktree before the
+// CLI (harness.Task.Prepare) and, after the CLI ended however it ended,
+// commits the work and bundles the branch (harness.Task.Record,
+// workspace.PlanRecord). The bundle is staged into Fetch's own repository
+// of the workspace (Config.Repos, package mirror: fsck'd, in quarantine),
+// and the diff, files and commits are read there, by the host's git, not
+// from what the kennel printed; only work without secrets lands. What a
+// run printed as its record is kennel output like any other: a CLI may
+// forge it, and gains nothing it could not do by committing. A run without
+// a record that reads (its runner killed before it wrote one) gets a batch
+// of its own; a repository without the base (a
+// workspace's first task) gets the branch's whole history asked of the
+// kennel (mirror.StageImport). Without Config.Repos the work is read in
+// the kennel.
 // The worktree stays until its branch is merged, pushed or discarded
 // (workspace.RemoveWorktree): work that exists nowhere else is never
 // deleted.

@@ -6,7 +6,7 @@
 // restart, so the shim keeps, per task id, everything needed to find, stop and
 // read back a run without the exec that started it:
 //
-//	fetch-shim run    --task ID [--ephemeral] [--stdin | --inbox] [--grace D] -- argv...
+//	fetch-shim run    --task ID [--ephemeral] [--stdin | --inbox] [--grace D] [--record JSON] -- argv...
 //	fetch-shim send   --task ID [--close] [--timeout D] < message
 //	fetch-shim stop   --task ID [--grace D]
 //	fetch-shim status --task ID
@@ -54,7 +54,9 @@
 // batch runs a program of commands in one exec (Batch); prepare runs one
 // as the child of run, then replaces itself with argv in DIR, and writes
 // its results as the run's first stderr line (PreparedPrefix), so that the
-// work before a run costs no exec of its own.
+// work before a run costs no exec of its own; run --record runs one after
+// its child and writes the results as the run's last stderr line
+// (RecordedPrefix), so that the work after a run costs none either.
 //
 // send outlives the exec that started the run: any later exec (after Fetch
 // restarted and re-attached with log --follow) reaches the same inbox. It
