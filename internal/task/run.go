@@ -295,8 +295,8 @@ var errNotPrepared = errors.New("the run ended before it made the worktree")
 // made nothing: it never started, or its kennel lost it.
 func (e *Engine) readPrepared(ctx context.Context, t Task, out harness.Outcome) (workspace.Worktree, error) {
 	printed := out.Prepared
-	if printed == nil && out.ExitCode == shim.ExitUsage && strings.Contains(out.StderrTail, "unknown command") {
-		return workspace.Worktree{}, gitrun.ErrOldShim // no prepare command
+	if oldShim(out) {
+		return workspace.Worktree{}, gitrun.ErrOldShim
 	}
 	if printed == nil {
 		return workspace.Worktree{}, errNotPrepared
@@ -306,6 +306,15 @@ func (e *Engine) readPrepared(ctx context.Context, t Task, out harness.Outcome) 
 		return workspace.Worktree{}, err
 	}
 	return plan.Read(printed)
+}
+
+// oldShim reports whether the run's kennel image has a fetch-shim older
+// than this Fetch, which refused the run's command line: no prepare
+// command, or no --record.
+func oldShim(out harness.Outcome) bool {
+	return out.Prepared == nil && out.Recorded == nil &&
+		(out.ExitCode == shim.ExitUsage && strings.Contains(out.StderrTail, "unknown command") ||
+			out.ExitCode == shim.ExitShimFailed && strings.Contains(out.StderrTail, "flag provided but not defined"))
 }
 
 // unchanged checks, in the kennel, that an Ask run left its workspace as
@@ -395,6 +404,8 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
 	case runErr != nil:
 		return e.finish(ctx, t, Failed, "the run could not be carried out: "+runErr.Error())
+	case oldShim(out):
+		return e.finish(ctx, t, Failed, "the run could not be started: "+gitrun.ErrOldShim.Error())
 	case out.Stopped:
 		// Stopped by someone other than this engine: a cancel whose flag
 		// this process did not see, or a stop in the kennel.
