@@ -542,7 +542,7 @@ func (e *Engine) cancelIdle(ctx context.Context, t Task) error {
 	from := t.State
 	t.State, t.EndedAt, t.Error, t.Owner = Cancelled, e.now(), "cancelled by the owner", ""
 	if t.Worktree != "" {
-		if err := e.record(ctx, &t, Cancelled); err != nil {
+		if err := e.record(ctx, &t); err != nil {
 			e.log.Warn("record a cancelled task's work", "task", t.ID, "err", err)
 		}
 	}

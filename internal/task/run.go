@@ -431,7 +431,7 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 		t.Error = e.store.Scrub(reason)
 	}
 	if t.Worktree != "" {
-		err := e.record(ctx, &t, to)
+		err := e.record(ctx, &t)
 		var secrets *SecretsError
 		switch {
 		case errors.As(err, &secrets) && to != WaitingInput:
@@ -484,7 +484,7 @@ func reasonOr(reason, def string) string {
 // commit is undone, and nothing of it enters Fetch's repository. All of
 // the git on the worktree runs in the workspace's kennel (package
 // workspace).
-func (e *Engine) record(ctx context.Context, t *Task, state State) error {
+func (e *Engine) record(ctx context.Context, t *Task) error {
 	ran := t.recorded
 	t.recorded = nil // it holds the bundle: not for the observers
 	if t.Base == "" {
