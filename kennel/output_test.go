@@ -242,25 +242,34 @@ func TestOutputTakesOnlyAFirstPreparedLine(t *testing.T) {
 			[]gotLine{{Stderr, prefix + "cut"}}, prefix + "cut"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stream bytes.Buffer
-			for _, w := range tt.stderr {
-				stdcopy.NewStdWriter(&stream, stdcopy.Stderr).Write([]byte(w))
-			}
-			var got []gotLine
-			fn := func(s Stream, b []byte) { got = append(got, gotLine{s, string(b)}) }
-			o := newOutput(fn, 1<<10, 1<<10)
-			o.expectPrepared(fn)
-			if err := o.copy(&stream); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("lines (-want +got):\n%s", diff)
-			}
-			if tail := string(o.tail.bytes()); tail != tt.tail {
-				t.Errorf("stderr tail %q, want %q (the prepared line is not stderr)", tail, tt.tail)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkStderr(t, tt.stderr, false, tt.want, tt.tail) })
+	}
+}
+
+// checkStderr writes stderr, write by write, through a run's output
+// (expecting the prepared line, and recorded lines when recorded) and
+// checks the lines delivered and the tail kept.
+func checkStderr(t *testing.T, stderr []string, recorded bool, want []gotLine, tail string) {
+	t.Helper()
+	var stream bytes.Buffer
+	for _, w := range stderr {
+		stdcopy.NewStdWriter(&stream, stdcopy.Stderr).Write([]byte(w))
+	}
+	var got []gotLine
+	fn := func(s Stream, b []byte) { got = append(got, gotLine{s, string(b)}) }
+	o := newOutput(fn, 1<<10, 1<<10)
+	if recorded {
+		o.expectRecorded(fn)
+	}
+	o.expectPrepared(fn)
+	if err := o.copy(&stream); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if got := string(o.tail.bytes()); got != tail {
+		t.Errorf("stderr tail %q, want %q (the prepared and recorded lines are not stderr)", got, tail)
 	}
 }
 
@@ -289,26 +298,7 @@ func TestOutputTakesRecordedLinesWhole(t *testing.T) {
 			[]gotLine{{Prepared, "{}"}, {Recorded, "{}"}}, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stream bytes.Buffer
-			for _, w := range tt.stderr {
-				stdcopy.NewStdWriter(&stream, stdcopy.Stderr).Write([]byte(w))
-			}
-			var got []gotLine
-			fn := func(s Stream, b []byte) { got = append(got, gotLine{s, string(b)}) }
-			o := newOutput(fn, 1<<10, 1<<10)
-			o.expectRecorded(fn)
-			o.expectPrepared(fn)
-			if err := o.copy(&stream); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("lines (-want +got):\n%s", diff)
-			}
-			if tail := string(o.tail.bytes()); tail != tt.tail {
-				t.Errorf("stderr tail %q, want %q (a recorded line is not stderr)", tail, tt.tail)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkStderr(t, tt.stderr, true, tt.want, tt.tail) })
 	}
 }
 

@@ -539,26 +539,6 @@ func TestStaleQuarantineRemoved(t *testing.T) {
 	}
 }
 
-// TestTakeChecksTheTip: Take's tip must be the bundle's.
-func TestTakeChecksTheTip(t *testing.T) {
-	s := newSource(t)
-	h := newHostMirror(t)
-	main := h.seed(t, s)
-	s.git("checkout", "-q", "-b", "fetch/t1")
-	s.write("b.txt", "work\n")
-	tip := s.commit("work")
-	bundle := s.bundle("fetch/t1", "^main")
-	if err := h.Take(context.Background(), "demo", "fetch/t1", main, bytes.NewReader(bundle)); !errors.Is(err, mirror.ErrBadBundle) {
-		t.Errorf("take at another tip: %v, want ErrBadBundle", err)
-	}
-	if err := h.Take(context.Background(), "demo", "fetch/t1", tip, bytes.NewReader(bundle)); err != nil {
-		t.Fatal(err)
-	}
-	if got := hostGit(t, h.dir, "rev-parse", "refs/heads/fetch/t1"); got != tip {
-		t.Errorf("fetch/t1 at %s, want %s", got, tip)
-	}
-}
-
 // TestConcurrentStages: stages on one workspace, its mirror not made yet,
 // run at the same time and all land; run under -race.
 func TestConcurrentStages(t *testing.T) {
