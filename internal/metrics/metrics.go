@@ -179,10 +179,15 @@ func New(cfg Config) *Metrics {
 		Help: "Scrapes whose look at the store failed (the store's gauges were left out).",
 	})
 	m.reg.MustRegister(m.messagesIn, m.messagesOut, m.instinct, m.llmCalls, m.llmSeconds, m.llmTokens, m.llmCost,
-		m.tasksEnded, m.taskSeconds, m.execSeconds, m.stopSeconds, m.rateLimited, m.rateWait, m.scheduleLag, m.scrapeErrors,
+		m.tasksEnded, m.taskSeconds, m.execSeconds, m.stopSeconds, m.rateLimited, m.rateWait, m.scheduleLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if cfg.Source != nil {
+		// The store's collector collects the counter of its failures
+		// itself, after its look: a scrape counts its own failure (the
+		// registry collects its collectors at the same time).
 		m.reg.MustRegister(newStoreCollector(cfg, m.scrapeErrors))
+	} else {
+		m.reg.MustRegister(m.scrapeErrors)
 	}
 	return m
 }

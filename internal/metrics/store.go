@@ -50,20 +50,24 @@ func newStoreCollector(cfg Config, errors prometheus.Counter) *storeCollector {
 }
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.errors.Describe(ch)
 	ch <- c.tasks
 	ch <- c.backlog
 	ch <- c.approvals
 }
 
 // Collect reads the store once. When that fails the gauges are left out
-// of this scrape (and counted in fetch_metrics_store_errors_total) rather
-// than shown as zero.
+// of this scrape (and counted in fetch_metrics_store_errors_total, which
+// this scrape shows) rather than shown as zero.
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	g, err := c.src.Gauges(ctx)
 	if err != nil {
 		c.errors.Inc()
+	}
+	c.errors.Collect(ch)
+	if err != nil {
 		return
 	}
 	type pair struct{ state, harness string }
