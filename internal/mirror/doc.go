@@ -35,7 +35,9 @@
 // between Stage and Land, and drops what it refuses. Land, under the
 // workspace's lock, renames the pack's files into the mirror's
 // objects/pack (the .pack before the .idx: git finds a pack by its index)
-// and forces refs/heads/BRANCH to the tip with update-ref. A tip at the
+// and forces refs/heads/BRANCH to the tip with update-ref. Past 16 packs,
+// Land rolls the smaller ones up (git repack --geometric=2), so that a
+// mirror of many tasks does not look objects up in as many packs. A tip at the
 // base (Stage) or one the mirror has already (StageImport, Import) needs
 // no pack: Land then only sets the ref. A quarantine left by a process that
 // ended between Stage and Land is removed when a new one is made an hour

@@ -161,7 +161,32 @@ func (s *Staged) landLocked(ctx context.Context) error {
 			return fmt.Errorf("move the pack into the mirror: %w", err)
 		}
 	}
-	return s.m.setRef(ctx, s.dir, "refs/heads/"+s.branch, s.tip)
+	if err := s.m.setRef(ctx, s.dir, "refs/heads/"+s.branch, s.tip); err != nil {
+		return err
+	}
+	if s.pack != "" {
+		s.m.consolidate(ctx, s.dir)
+	}
+	return nil
+}
+
+// maxPacks is how many packs a mirror may hold before Land rolls them up:
+// every Land adds one, and git looks an object up pack by pack.
+const maxPacks = 16
+
+// consolidate rolls dir's packs up when there are more than maxPacks, the
+// smaller ones into bigger (git repack --geometric=2: each pack at least
+// twice the size of all smaller ones together, so the work is spread
+// thin over the Lands). Its failure is logged: the mirror is whole either
+// way. The caller holds the workspace's lock.
+func (m *Mirror) consolidate(ctx context.Context, dir string) {
+	packs, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.pack"))
+	if err != nil || len(packs) <= maxPacks {
+		return
+	}
+	if _, err := m.hostGit(ctx, hostCmd{gitDir: dir, args: []string{"repack", "--geometric=2", "-d", "-l", "-q", "--no-write-bitmap-index"}}); err != nil {
+		m.log.Warn("mirror: roll up packs", logErr, err, "packs", len(packs))
+	}
 }
 
 // movePack renames pack NAME's files from the directory src to dst: the

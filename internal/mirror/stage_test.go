@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -732,4 +733,37 @@ func TestStageUnderAColonInRoot(t *testing.T) {
 	if ch.Tip != tip || hostGit(t, h.dir, "rev-parse", "refs/heads/fetch/t1") != tip {
 		t.Errorf("fetch/t1 at %s, changes at %s; want %s", hostGit(t, h.dir, "rev-parse", "refs/heads/fetch/t1"), ch.Tip, tip)
 	}
+}
+
+// TestLandRollsUpPacks: every Land adds a pack; past a bound they are
+// rolled up, and nothing is lost.
+func TestLandRollsUpPacks(t *testing.T) {
+	ctx := context.Background()
+	s := newSource(t)
+	h := newHostMirror(t)
+	base := h.seed(t, s)
+	tips := map[string]string{}
+	for i := range 40 {
+		branch := fmt.Sprintf("fetch/t%d", i)
+		s.git("checkout", "-q", "-b", branch, base)
+		s.write(fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("line %d\n", i), i+1))
+		tips[branch] = s.commit(branch)
+		st, _, err := h.Stage(ctx, "demo", branch, base, bytes.NewReader(s.bundle(branch, "^"+base)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Land(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	packs, _ := filepath.Glob(filepath.Join(h.dir, "objects", "pack", "pack-*.pack"))
+	if len(packs) > 17 {
+		t.Errorf("%d packs after 40 lands", len(packs))
+	}
+	for branch, tip := range tips {
+		if got := hostGit(t, h.dir, "rev-parse", "refs/heads/"+branch); got != tip {
+			t.Errorf("%s at %s, want %s", branch, got, tip)
+		}
+	}
+	hostGit(t, h.dir, "fsck", "--strict", "--no-dangling")
 }
