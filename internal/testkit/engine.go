@@ -295,6 +295,33 @@ func (e *Engine) Stop(t testing.TB) {
 	}
 }
 
+// Kill ends the engine's container at once (SIGKILL), keeping its volume,
+// as an engine whose machine goes away: unlike Stop, there is no moment in
+// which dockerd still answers with its containers already ended. Killing a
+// stopped engine does nothing.
+func (e *Engine) Kill(t testing.TB) {
+	t.Helper()
+	if e.shared || e.attached {
+		t.Fatal("testkit: Kill on the shared remote engine; use NewRemoteEngine")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+	defer cancel()
+	waited, failed := e.local.ContainerWait(ctx, e.ID, container.WaitConditionNotRunning)
+	if err := e.local.ContainerKill(ctx, e.ID, "KILL"); err != nil {
+		if info, ierr := e.local.ContainerInspect(ctx, e.ID); ierr == nil && info.State != nil && !info.State.Running {
+			return
+		}
+		t.Fatalf("testkit: kill remote engine: %v", err)
+	}
+	select {
+	case <-waited:
+	case err := <-failed:
+		t.Fatalf("testkit: kill remote engine: wait for its end: %v", err)
+	}
+}
+
 // Start starts a stopped engine again, on the same ports with the same
 // keys, and waits until it answers.
 func (e *Engine) Start(t testing.TB) {

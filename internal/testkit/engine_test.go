@@ -188,7 +188,7 @@ func TestRemoteEngineSSHRefusesAWrongHostKeyOrUserKey(t *testing.T) {
 	}
 }
 
-func TestRemoteEngineStopStartKeepsItsImages(t *testing.T) {
+func TestRemoteEngineStopKillStartKeepsItsImages(t *testing.T) {
 	t.Parallel()
 	kennelBaseImage(t, RequireDocker(t), repoRoot(t))
 	e := NewRemoteEngine(t)
@@ -216,6 +216,21 @@ func TestRemoteEngineStopStartKeepsItsImages(t *testing.T) {
 	id := runSleeper(t, c, KennelBase)
 	if out, code := execIn(t, c, id, "echo", "back"); out != "back\n" || code != 0 {
 		t.Errorf("exec after a restart: %q, exit %d", out, code)
+	}
+
+	// Killed (its machine gone) rather than stopped: it comes back too.
+	e.Kill(t)
+	e.Kill(t) // killing a stopped engine is fine
+	ctx, cancel = context.WithTimeout(t.Context(), 5*time.Second)
+	_, err = c.Ping(ctx)
+	cancel()
+	if err == nil {
+		t.Fatal("ping a killed engine succeeded")
+	}
+	e.Start(t)
+	id = runSleeper(t, c, KennelBase)
+	if out, code := execIn(t, c, id, "echo", "back"); out != "back\n" || code != 0 {
+		t.Errorf("exec after a kill and a restart: %q, exit %d", out, code)
 	}
 }
 
