@@ -282,17 +282,10 @@ func (e *Engine) Client(t testing.TB) *client.Client {
 // as an engine that goes away. Stopping a stopped engine does nothing.
 func (e *Engine) Stop(t testing.TB) {
 	t.Helper()
-	if e.shared || e.attached {
-		t.Fatal("testkit: Stop on the shared remote engine; use NewRemoteEngine")
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
-	defer cancel()
-	timeout := engineStopTimeout
-	if err := e.local.ContainerStop(ctx, e.ID, container.StopOptions{Timeout: &timeout}); err != nil {
-		t.Fatalf("testkit: stop remote engine: %v", err)
-	}
+	e.halt(t, "stop", func(ctx context.Context) error {
+		timeout := engineStopTimeout
+		return e.local.ContainerStop(ctx, e.ID, container.StopOptions{Timeout: &timeout})
+	})
 }
 
 // Kill ends the engine's container at once (SIGKILL), keeping its volume,
@@ -301,24 +294,35 @@ func (e *Engine) Stop(t testing.TB) {
 // stopped engine does nothing.
 func (e *Engine) Kill(t testing.TB) {
 	t.Helper()
+	e.halt(t, "kill", func(ctx context.Context) error {
+		waited, failed := e.local.ContainerWait(ctx, e.ID, container.WaitConditionNotRunning)
+		if err := e.local.ContainerKill(ctx, e.ID, "KILL"); err != nil {
+			if info, ierr := e.local.ContainerInspect(ctx, e.ID); ierr == nil && info.State != nil && !info.State.Running {
+				return nil
+			}
+			return err
+		}
+		select {
+		case <-waited:
+			return nil
+		case err := <-failed:
+			return fmt.Errorf("wait for its end: %w", err)
+		}
+	})
+}
+
+// halt runs fn, which ends the engine's container, under the engine's lock.
+func (e *Engine) halt(t testing.TB, verb string, fn func(context.Context) error) {
+	t.Helper()
 	if e.shared || e.attached {
-		t.Fatal("testkit: Kill on the shared remote engine; use NewRemoteEngine")
+		t.Fatalf("testkit: %s on the shared remote engine; use NewRemoteEngine", verb)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
 	defer cancel()
-	waited, failed := e.local.ContainerWait(ctx, e.ID, container.WaitConditionNotRunning)
-	if err := e.local.ContainerKill(ctx, e.ID, "KILL"); err != nil {
-		if info, ierr := e.local.ContainerInspect(ctx, e.ID); ierr == nil && info.State != nil && !info.State.Running {
-			return
-		}
-		t.Fatalf("testkit: kill remote engine: %v", err)
-	}
-	select {
-	case <-waited:
-	case err := <-failed:
-		t.Fatalf("testkit: kill remote engine: wait for its end: %v", err)
+	if err := fn(ctx); err != nil {
+		t.Fatalf("testkit: %s remote engine: %v", verb, err)
 	}
 }
 
