@@ -149,6 +149,11 @@ func benchTrivial(b *testing.B, e *task.Engine, k *kennel.Kennel, ws string, cou
 		return time.Since(t0)
 	}
 	run() // warm-up: the container is up
+	// The kennel's storage driver sets what a process start costs in it
+	// (fuse-overlayfs much more than overlay2, for a user other than root).
+	if info, err := counter.Info(ctx); err == nil {
+		b.Logf("engine storage driver: %s", info.Driver)
+	}
 	var raws, tasks []time.Duration
 	var execs int64
 	b.ResetTimer()

@@ -345,11 +345,13 @@ func (r *Registry) RemoveWorktree(ctx context.Context, wt Worktree, discard bool
 	return nil
 }
 
-// background marks housekeeping steps: their failure ends nothing.
+// background marks housekeeping steps: their failure ends nothing, and
+// they run at the same time as the reading steps they follow (they touch
+// none of what those read), so that they cost no time of their own.
 func background(steps []gitrun.Step) []gitrun.Step {
 	out := make([]gitrun.Step, len(steps))
 	for i, s := range steps {
-		s.AllowFail, s.Capture = true, ""
+		s.AllowFail, s.Capture, s.Captures, s.Parallel = true, "", nil, true
 		out[i] = s
 	}
 	return out
