@@ -120,7 +120,7 @@ func Program(steps []Step) (shim.Batch, error) {
 	for i, s := range steps {
 		argv := s.Argv
 		if len(argv) == 0 {
-			argv = append(append([]string{"git"}, Hardening...), s.Args...)
+			argv = append(Command(), s.Args...)
 		}
 		for _, kv := range s.Env {
 			k, _, _ := strings.Cut(kv, "=")
@@ -158,11 +158,26 @@ func (s Step) shim(argv []string) shim.BatchStep {
 	return shim.BatchStep{Argv: argv, Env: s.Env, Dir: s.Dir, AllowFail: s.AllowFail, Capture: s.Capture, Captures: s.Captures, Base64: s.Base64, Parallel: s.Parallel, Literal: s.Literal}
 }
 
+// stepArgs names what s runs in its error: git's arguments, a shim
+// command's (its worktree or bundle is git's work), or the argv.
 func stepArgs(s Step) []string {
-	if len(s.Argv) > 0 {
+	switch {
+	case len(s.Argv) > 1 && s.Argv[0] == shim.Path:
+		return s.Argv[1:]
+	case len(s.Argv) > 0:
 		return s.Argv
 	}
 	return s.Args
+}
+
+// Command is the git command of a batch's git steps: git with Hardening.
+// A shim command that runs git itself (shim.WorktreeArgv) is given it.
+func Command() []string { return append([]string{"git"}, Hardening...) }
+
+// OldShim reports whether the step was a shim command the kennel image's
+// shim does not know (ErrOldShim).
+func (r StepResult) OldShim() bool {
+	return r.Exit == shim.ExitUsage && strings.Contains(r.Stderr, "fetch-shim: unknown command")
 }
 
 // stepByStep runs a batch one exec per step, for a shim without batch.
@@ -216,12 +231,4 @@ func (g *Git) stepByStep(ctx context.Context, workspace string, steps []Step) ([
 		}
 	}
 	return results, nil
-}
-
-// ExcludeStep is the batch step that adds pattern to the repository's
-// info/exclude unless it is there; file is the exclude file's path (a
-// capture of `git rev-parse --git-path info/exclude` run in the same
-// directory, relative to it).
-func ExcludeStep(dir, file, pattern string) Step {
-	return Step{Argv: []string{"sh", "-c", appendLine, "sh", file, pattern}, Dir: dir}
 }

@@ -131,7 +131,7 @@ func (g *Git) Run(ctx context.Context, c Cmd) (Output, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
-	argv := append(append([]string{"git"}, Hardening...), c.Args...)
+	argv := append(Command(), c.Args...)
 	var out strings.Builder
 	var truncated bool
 	res, err := g.exec.Exec(ctx, kennel.ExecSpec{

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 // worktreeDir is where task worktrees live inside their workspace.
@@ -83,18 +84,17 @@ func (r *Registry) PlanWorktree(ctx context.Context, name, id string) (WorktreeP
 	// own status (the exclude file is written in the kennel: a .git planted
 	// as a symlink must not lead a host write out of the workspace), and
 	// the worktree.
+	// The shim's worktree command prints three lines: the commit to
+	// branch from (it fails before them when there is none), the exclude
+	// file, and the branch HEAD is on ("HEAD" when detached). It starts
+	// one git where git worktree add would start four.
 	return WorktreePlan{Worktree: wt, Steps: []gitrun.Step{
-		// One git for three answers, a line each: the commit to branch
-		// from (it fails when there is none), the exclude file, and the
-		// branch HEAD is on ("HEAD" when detached).
-		{Args: []string{"rev-parse", "HEAD^{commit}", "--git-path", "info/exclude", "--symbolic-full-name", "HEAD"}, Captures: []string{baseCapture, "exclude"}},
-		withParallel(gitrun.ExcludeStep("", "${exclude}", "/.fetch/")),
-		{Args: []string{"worktree", "add", "--quiet", "-b", wt.Branch, "--", wt.Path, PlannedBase}, Parallel: true},
+		{Argv: shim.WorktreeArgv(p, wt.Path, wt.Branch, "/.fetch/", gitrun.Command()), Captures: []string{baseCapture, "exclude"}},
 	}}, nil
 }
 
 // planSteps is how many steps a plan has.
-const planSteps = 3
+const planSteps = 1
 
 // baseCapture names the base a WorktreePlan's first step reads.
 const baseCapture = "base"
@@ -117,20 +117,20 @@ func (p WorktreePlan) Read(printed []byte) (Worktree, error) {
 // and BaseBranch, or why it could not be made.
 func (p WorktreePlan) Made(res []gitrun.StepResult) (Worktree, error) {
 	wt, name := p.Worktree, p.Worktree.Workspace
-	if len(res) > 0 {
-		if err := res[0].Err(); err != nil {
-			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
-		}
-	}
-	for _, st := range res {
-		if err := st.Err(); err != nil {
-			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
-		}
-	}
 	if len(res) < planSteps {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the batch ended after %d steps", name, len(res))
 	}
 	lines := strings.Split(res[0].Stdout, "\n")
+	if err := res[0].Err(); err != nil {
+		switch {
+		case res[0].OldShim():
+			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, gitrun.ErrOldShim)
+		case isObjectID(strings.TrimSpace(lines[0])):
+			// The base was read: making the worktree failed.
+			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
+		}
+		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
+	}
 	if len(lines) < 3 || !isObjectID(strings.TrimSpace(lines[0])) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: git rev-parse printed %q", name, res[0].Stdout)
 	}
@@ -140,12 +140,6 @@ func (p WorktreePlan) Made(res []gitrun.StepResult) (Worktree, error) {
 		wt.BaseBranch = ""
 	}
 	return wt, nil
-}
-
-// withParallel marks s to run at the same time as its neighbours.
-func withParallel(s gitrun.Step) gitrun.Step {
-	s.Parallel = true
-	return s
 }
 
 // isObjectID reports whether s is a full SHA-1 or SHA-256 object name.
@@ -464,7 +458,9 @@ func (r *Registry) PlanRecord(wt Worktree, base, message string, also []gitrun.S
 		{Dir: wt.Path, Args: []string{"add", "--all"}},
 		commitStep(wt, message),
 		// To stdout; fails on an empty bundle (the branch adds nothing).
-		{Dir: wt.Path, Args: []string{"bundle", "create", "--quiet", "-", branch, "^" + base}, AllowFail: true, Base64: true, Parallel: true},
+		// (The shim's bundle command starts pack-objects alone, where git
+		// bundle create starts it as a second process.)
+		{Dir: wt.Path, Argv: shim.BundleArgv(branch, base, gitrun.Command()), AllowFail: true, Base64: true, Parallel: true},
 		// The branch's head, to tell an empty bundle from a failed one.
 		{Dir: wt.Path, Args: []string{"rev-parse", "--verify", "--quiet", branch + "^{commit}"}, AllowFail: true, Parallel: true},
 	}

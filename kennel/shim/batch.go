@@ -238,13 +238,16 @@ func (b Batch) runOne(ctx context.Context, s BatchStep, vars map[string]string, 
 	}
 	errTail := &tailBuffer{max: batchStderrTail}
 	var r BatchStepResult
-	if inProcess(argv) {
+	env := b.stepEnv()
+	for _, kv := range s.Env {
+		env = append(env, expand(kv))
+	}
+	switch {
+	case isShim(argv, CmdForget):
 		r.Exit = Main(ctx, argv[1:], out, errTail)
-	} else {
-		env := b.stepEnv()
-		for _, kv := range s.Env {
-			env = append(env, expand(kv))
-		}
+	case isShim(argv, CmdWorktree), isShim(argv, CmdBundle):
+		r.Exit = gitCommand(ctx, argv[1:], s.Dir, env, out, errTail)
+	default:
 		r.Exit = runStep(ctx, argv, s.Dir, env, out, errTail)
 	}
 	r.Stdout, r.Truncated, r.Stderr = out.buf.String(), out.cut, errTail.String()
@@ -257,7 +260,12 @@ func runStep(ctx context.Context, argv []string, dir string, env []string, stdou
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
+	return exitOf(cmd.Run(), stderr)
+}
+
+// exitOf is the exit code of a command that Run returned err for: 127,
+// said on stderr, when it could not be started.
+func exitOf(err error, stderr io.Writer) int {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -270,10 +278,11 @@ func runStep(ctx context.Context, argv []string, dir string, env []string, stdou
 	}
 }
 
-// inProcess reports whether argv is a command of this shim that a batch
-// runs without starting a process: forget only removes files.
-func inProcess(argv []string) bool {
-	return len(argv) >= 2 && argv[0] == Path && argv[1] == CmdForget
+// isShim reports whether argv is this shim's command cmd, which a batch
+// runs without starting a process of its own: forget only removes files,
+// worktree and bundle start git themselves.
+func isShim(argv []string, cmd string) bool {
+	return len(argv) >= 2 && argv[0] == Path && argv[1] == cmd
 }
 
 // boundedBuffer keeps the first max bytes written.

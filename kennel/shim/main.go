@@ -127,6 +127,8 @@ const usage = `usage:
   fetch-shim forget --task ID
   fetch-shim batch  < program.json
   fetch-shim prepare --dir DIR --batch JSON -- argv...
+  fetch-shim worktree --repo DIR --path PATH --branch NAME --exclude PATTERN -- git [options...]
+  fetch-shim bundle --ref refs/heads/NAME --not COMMIT -- git [options...]
 `
 
 // Main runs the program with args (without the program name) and returns its
@@ -146,6 +148,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if cmd == CmdPrepare {
 		return prepareCommand(ctx, args[1:], stderr)
+	}
+	if cmd == CmdWorktree || cmd == CmdBundle {
+		return gitCommand(ctx, args, "", os.Environ(), stdout, stderr)
 	}
 	flags := flag.NewFlagSet("fetch-shim "+cmd, flag.ContinueOnError)
 	flags.SetOutput(stderr)
