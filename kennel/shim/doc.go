@@ -15,6 +15,8 @@
 //	fetch-shim forget --task ID
 //	fetch-shim batch  < program.json
 //	fetch-shim prepare --dir DIR --batch JSON -- argv...
+//	fetch-shim worktree --repo DIR --path PATH --branch NAME --exclude PATTERN -- git [options...]
+//	fetch-shim bundle --ref refs/heads/NAME --not COMMIT -- git [options...]
 //
 // run starts argv in a new session (so its process group id equals its pid),
 // with stdin on /dev/null (its own stdin with --stdin, the task's inbox with
@@ -57,6 +59,9 @@
 // work before a run costs no exec of its own; run --record runs one after
 // its child and writes the results as the run's last stderr line
 // (RecordedPrefix), so that the work after a run costs none either.
+// worktree and bundle are the git work of those programs with as few git
+// processes as git allows (CmdWorktree, CmdBundle); a batch runs them,
+// and forget, inside its own process.
 //
 // send outlives the exec that started the run: any later exec (after Fetch
 // restarted and re-attached with log --follow) reaches the same inbox. It
