@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -317,6 +318,31 @@ func TestWorktreeLifecycle(t *testing.T) {
 	}
 	if err := r.RemoveWorktree(ctx, wt2, true); err != nil {
 		t.Fatalf("discard twice: %v", err)
+	}
+}
+
+func TestAddWorktreeSaysWhatFailed(t *testing.T) {
+	r := newRegistry(t)
+	ctx := t.Context()
+	if _, err := r.Create(ctx, "app", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.AddWorktree(ctx, "app", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	// The base was read; the branch is taken.
+	_, err := r.AddWorktree(ctx, "app", "t1")
+	if err == nil || !strings.Contains(err.Error(), "already exists") || strings.Contains(err.Error(), "no commit") {
+		t.Errorf("a second worktree for t1: %v; want git's refusal, not that there is no commit", err)
+	}
+	// A kennel image whose shim has no worktree command.
+	plan, err := r.PlanWorktree(ctx, "app", "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = plan.Read([]byte(`{"steps":[{"exit":2,"stdout":"","stderr":"fetch-shim: unknown command \"worktree\"\nusage: ..."}]}`))
+	if !errors.Is(err, gitrun.ErrOldShim) {
+		t.Errorf("an old shim's answer: %v; want ErrOldShim", err)
 	}
 }
 

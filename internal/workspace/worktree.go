@@ -80,14 +80,14 @@ func (r *Registry) PlanWorktree(ctx context.Context, name, id string) (WorktreeP
 		return WorktreePlan{}, fmt.Errorf("workspace: add worktree in %s: %w", name, ErrNotGit)
 	}
 	wt := Worktree{Workspace: name, Path: filepath.Join(p, filepath.FromSlash(worktreeDir), id), Branch: BranchPrefix + id}
-	// The base, the branch it is on, .fetch/ kept out of the workspace's
-	// own status (the exclude file is written in the kennel: a .git planted
-	// as a symlink must not lead a host write out of the workspace), and
-	// the worktree.
-	// The shim's worktree command prints three lines: the commit to
-	// branch from (it fails before them when there is none), the exclude
-	// file, and the branch HEAD is on ("HEAD" when detached). It starts
-	// one git where git worktree add would start four.
+	// One step, the shim's worktree command, in the kennel: the base, the
+	// branch it is on, .fetch/ kept out of the workspace's own status (the
+	// exclude file is written in the kennel: a .git planted as a symlink
+	// must not lead a host write out of the workspace), and the worktree.
+	// It prints three lines: the commit to branch from (it fails before
+	// them when there is none), the exclude file, and the branch HEAD is
+	// on ("HEAD" when detached); and starts one git where git worktree
+	// add would start four.
 	return WorktreePlan{Worktree: wt, Steps: []gitrun.Step{
 		{Argv: shim.WorktreeArgv(p, wt.Path, wt.Branch, "/.fetch/", gitrun.Command()), Captures: []string{baseCapture, "exclude"}},
 	}}, nil
@@ -132,7 +132,7 @@ func (p WorktreePlan) Made(res []gitrun.StepResult) (Worktree, error) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
 	}
 	if len(lines) < 3 || !isObjectID(strings.TrimSpace(lines[0])) {
-		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: git rev-parse printed %q", name, res[0].Stdout)
+		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the worktree command printed %.200q", name, res[0].Stdout)
 	}
 	wt.Base = strings.TrimSpace(lines[0])
 	wt.BaseBranch, _ = strings.CutPrefix(strings.TrimSpace(lines[2]), "refs/heads/")
