@@ -125,13 +125,13 @@ func (p WorktreePlan) Made(res []gitrun.StepResult) (Worktree, error) {
 		switch {
 		case res[0].OldShim():
 			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, gitrun.ErrOldShim)
-		case isObjectID(strings.TrimSpace(lines[0])):
+		case shim.IsObjectID(strings.TrimSpace(lines[0])):
 			// The base was read: making the worktree failed.
 			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 		}
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
 	}
-	if len(lines) < 3 || !isObjectID(strings.TrimSpace(lines[0])) {
+	if len(lines) < 3 || !shim.IsObjectID(strings.TrimSpace(lines[0])) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the worktree command printed %.200q", name, res[0].Stdout)
 	}
 	wt.Base = strings.TrimSpace(lines[0])
@@ -140,19 +140,6 @@ func (p WorktreePlan) Made(res []gitrun.StepResult) (Worktree, error) {
 		wt.BaseBranch = ""
 	}
 	return wt, nil
-}
-
-// isObjectID reports whether s is a full SHA-1 or SHA-256 object name.
-func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Commit records everything in the worktree (tracked changes and new files,
@@ -497,7 +484,7 @@ func (p RecordPlan) Made(res []gitrun.StepResult) (Bundled, error) {
 		return Bundled{}, err
 	}
 	tip := strings.TrimSpace(res[3].Stdout)
-	if res[3].Exit != 0 || !isObjectID(tip) {
+	if res[3].Exit != 0 || !shim.IsObjectID(tip) {
 		return Bundled{}, fmt.Errorf("workspace: record %s: the branch is gone: %w", wt.Branch, res[3].Err())
 	}
 	b := Bundled{Committed: res[1].Exit == 0, Tip: tip}
@@ -546,7 +533,7 @@ func (r *Registry) Uncommit(ctx context.Context, wt Worktree) error {
 func bundleTip(bundle []byte, ref string) string {
 	header, _, _ := bytes.Cut(bundle, []byte("\n\n"))
 	for _, line := range strings.Split(string(header), "\n") {
-		if id, name, ok := strings.Cut(line, " "); ok && name == ref && isObjectID(id) {
+		if id, name, ok := strings.Cut(line, " "); ok && name == ref && shim.IsObjectID(id) {
 			return id
 		}
 	}

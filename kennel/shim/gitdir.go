@@ -99,7 +99,7 @@ func (d gitDirs) head() (id, name string, err error) {
 		id, err := d.resolve(ref)
 		return id, ref, err
 	}
-	if !isHexID(line) {
+	if !IsObjectID(line) {
 		return "", "", fmt.Errorf("%w: HEAD is %.80q", errUnusualRepo, line)
 	}
 	return line, "HEAD", nil
@@ -115,7 +115,7 @@ func (d gitDirs) resolve(ref string) (string, error) {
 	switch {
 	case err == nil:
 		id := strings.TrimRight(string(b), "\r\n")
-		if !isHexID(id) {
+		if !IsObjectID(id) {
 			return "", fmt.Errorf("%w: %s holds %.80q", errUnusualRepo, ref, id)
 		}
 		return id, nil
@@ -145,7 +145,7 @@ func (d gitDirs) packed(ref string) (string, error) {
 		}
 		id, name, ok := bytes.Cut(line, []byte(" "))
 		if ok && string(name) == ref {
-			if !isHexID(string(id)) {
+			if !IsObjectID(string(id)) {
 				return "", fmt.Errorf("%w: packed-refs holds %.80q for %s", errUnusualRepo, id, ref)
 			}
 			return string(id), nil
@@ -205,8 +205,8 @@ func validBranchRef(ref string) bool {
 	return !strings.ContainsAny(name, "\\\x00 ~^:?*[")
 }
 
-// isHexID reports whether s is a full SHA-1 or SHA-256 object name.
-func isHexID(s string) bool {
+// IsObjectID reports whether s is a full SHA-1 or SHA-256 object name.
+func IsObjectID(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}

@@ -72,7 +72,7 @@ func makeWorktree(ctx context.Context, s worktreeSpec, stdout, stderr io.Writer)
 			return code
 		}
 		lines := strings.Split(out.String(), "\n")
-		if len(lines) < 3 || !isHexID(lines[0]) {
+		if len(lines) < 3 || !IsObjectID(lines[0]) {
 			return fail(fmt.Errorf("git rev-parse printed %.200q", out.String()))
 		}
 		base, exclude, head = lines[0], lines[1], lines[2]
@@ -271,7 +271,7 @@ func gitCommand(ctx context.Context, args []string, dir string, env []string, st
 		return ExitUsage
 	}
 	if cmd == CmdBundle {
-		if !validBranchRef(ref) || !isHexID(not) {
+		if !validBranchRef(ref) || !IsObjectID(not) {
 			fmt.Fprintf(stderr, "fetch-shim: bundle: want --ref refs/heads/NAME and --not COMMIT, not %q and %q\n", ref, not)
 			return ExitUsage
 		}
