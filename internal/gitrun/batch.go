@@ -174,6 +174,28 @@ func stepArgs(s Step) []string {
 // A shim command that runs git itself (shim.WorktreeArgv) is given it.
 func Command() []string { return append([]string{"git"}, Hardening...) }
 
+// WorktreeStep is the step that makes a task's worktree at path, on a new
+// branch from the commit repo's HEAD names, with pattern kept out of the
+// repository's status: the shim's worktree command, which starts one git
+// where git worktree add starts four. It prints three lines: the base, the
+// exclude file and HEAD's full name; a failure before them is that there
+// is no commit to branch from (shim.CmdWorktree).
+func WorktreeStep(repo, path, branch, pattern string) Step {
+	return Step{Argv: shim.WorktreeArgv(repo, path, branch, pattern, Command())}
+}
+
+// BundleStep is the step, run in the branch's work tree dir, that prints a
+// git bundle of ref over the commit not (which may be a capture): the
+// shim's bundle command, which starts pack-objects alone where git bundle
+// create starts two processes. It fails when ref is still at not
+// (shim.CmdBundle).
+func BundleStep(dir, ref, not string) Step {
+	return Step{Dir: dir, Argv: shim.BundleArgv(ref, not, Command()), Base64: true}
+}
+
+// IsObjectID reports whether s is a full SHA-1 or SHA-256 object name.
+func IsObjectID(s string) bool { return shim.IsObjectID(s) }
+
 // OldShim reports whether the step was a shim command the kennel image's
 // shim does not know (ErrOldShim).
 func (r StepResult) OldShim() bool {

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
-	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 // worktreeDir is where task worktrees live inside their workspace.
@@ -89,8 +88,21 @@ func (r *Registry) PlanWorktree(ctx context.Context, name, id string) (WorktreeP
 	// on ("HEAD" when detached); and starts one git where git worktree
 	// add would start four.
 	return WorktreePlan{Worktree: wt, Steps: []gitrun.Step{
-		{Argv: shim.WorktreeArgv(p, wt.Path, wt.Branch, "/.fetch/", gitrun.Command()), Captures: []string{baseCapture, "exclude"}},
+		withCaptures(gitrun.WorktreeStep(p, wt.Path, wt.Branch, "/.fetch/"), baseCapture, "exclude"),
 	}}, nil
+}
+
+// withCaptures names s's stdout lines, in order, for later steps.
+func withCaptures(s gitrun.Step, names ...string) gitrun.Step {
+	s.Captures = names
+	return s
+}
+
+// withParallel marks s to run at the same time as its neighbours, its
+// failure ending nothing.
+func withParallel(s gitrun.Step) gitrun.Step {
+	s.AllowFail, s.Parallel = true, true
+	return s
 }
 
 // planSteps is how many steps a plan has.
@@ -125,13 +137,13 @@ func (p WorktreePlan) Made(res []gitrun.StepResult) (Worktree, error) {
 		switch {
 		case res[0].OldShim():
 			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, gitrun.ErrOldShim)
-		case shim.IsObjectID(strings.TrimSpace(lines[0])):
+		case gitrun.IsObjectID(strings.TrimSpace(lines[0])):
 			// The base was read: making the worktree failed.
 			return Worktree{}, fmt.Errorf("workspace: add worktree in %s: %w", name, err)
 		}
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the workspace has no commit to branch from: %w", name, err)
 	}
-	if len(lines) < 3 || !shim.IsObjectID(strings.TrimSpace(lines[0])) {
+	if len(lines) < 3 || !gitrun.IsObjectID(strings.TrimSpace(lines[0])) {
 		return Worktree{}, fmt.Errorf("workspace: add worktree in %s: the worktree command printed %.200q", name, res[0].Stdout)
 	}
 	wt.Base = strings.TrimSpace(lines[0])
@@ -445,9 +457,7 @@ func (r *Registry) PlanRecord(wt Worktree, base, message string, also []gitrun.S
 		{Dir: wt.Path, Args: []string{"add", "--all"}},
 		commitStep(wt, message),
 		// To stdout; fails on an empty bundle (the branch adds nothing).
-		// (The shim's bundle command starts pack-objects alone, where git
-		// bundle create starts it as a second process.)
-		{Dir: wt.Path, Argv: shim.BundleArgv(branch, base, gitrun.Command()), AllowFail: true, Base64: true, Parallel: true},
+		withParallel(gitrun.BundleStep(wt.Path, branch, base)),
 		// The branch's head, to tell an empty bundle from a failed one.
 		{Dir: wt.Path, Args: []string{"rev-parse", "--verify", "--quiet", branch + "^{commit}"}, AllowFail: true, Parallel: true},
 	}
@@ -484,7 +494,7 @@ func (p RecordPlan) Made(res []gitrun.StepResult) (Bundled, error) {
 		return Bundled{}, err
 	}
 	tip := strings.TrimSpace(res[3].Stdout)
-	if res[3].Exit != 0 || !shim.IsObjectID(tip) {
+	if res[3].Exit != 0 || !gitrun.IsObjectID(tip) {
 		return Bundled{}, fmt.Errorf("workspace: record %s: the branch is gone: %w", wt.Branch, res[3].Err())
 	}
 	b := Bundled{Committed: res[1].Exit == 0, Tip: tip}
@@ -533,7 +543,7 @@ func (r *Registry) Uncommit(ctx context.Context, wt Worktree) error {
 func bundleTip(bundle []byte, ref string) string {
 	header, _, _ := bytes.Cut(bundle, []byte("\n\n"))
 	for _, line := range strings.Split(string(header), "\n") {
-		if id, name, ok := strings.Cut(line, " "); ok && name == ref && shim.IsObjectID(id) {
+		if id, name, ok := strings.Cut(line, " "); ok && name == ref && gitrun.IsObjectID(id) {
 			return id
 		}
 	}
