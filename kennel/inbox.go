@@ -18,8 +18,9 @@ const MaxMessage = shim.MaxMessage
 const SendTimeout = shim.DefaultSendTimeout
 
 // sendMargin is the time left for the shim's answer to come back when a
-// Send's ctx has a deadline (half of what is left, if that is less).
-const sendMargin = 500 * time.Millisecond
+// Send's ctx has a deadline (half of what is left, if that is less): an
+// exec's start and end on a busy engine take well over half a second.
+const sendMargin = 2 * time.Second
 
 // Send writes msg to the stdin of a task started with ExecSpec.Inbox, as one
 // message: whole, never interleaved with another Send's, in the order the

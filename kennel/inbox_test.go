@@ -155,10 +155,11 @@ func TestInboxStopEndsABlockedSend(t *testing.T) {
 	task := newTaskID()
 	run := e.start(context.Background(), e.k, kennel.ExecSpec{Argv: []string{"sh", "-c", "echo ready; sleep 600"}, TaskID: task, Inbox: true}, "ready")
 	t.Cleanup(func() { e.k.Stop(context.Background(), e.ws, task) })
-	// The program never reads: fill its input.
+	// The program never reads: fill its input. (Each send's shim waits
+	// its deadline less sendMargin for room, and the exec has the rest.)
 	fill := bytes.Repeat([]byte("x"), 256<<10)
 	for i := 0; ; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := e.k.Send(ctx, e.ws, task, fill)
 		cancel()
 		if errors.Is(err, kennel.ErrInputStalled) {
