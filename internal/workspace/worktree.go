@@ -87,22 +87,9 @@ func (r *Registry) PlanWorktree(ctx context.Context, name, id string) (WorktreeP
 	// them when there is none), the exclude file, and the branch HEAD is
 	// on ("HEAD" when detached); and starts one git where git worktree
 	// add would start four.
-	return WorktreePlan{Worktree: wt, Steps: []gitrun.Step{
-		withCaptures(gitrun.WorktreeStep(p, wt.Path, wt.Branch, "/.fetch/"), baseCapture, "exclude"),
-	}}, nil
-}
-
-// withCaptures names s's stdout lines, in order, for later steps.
-func withCaptures(s gitrun.Step, names ...string) gitrun.Step {
-	s.Captures = names
-	return s
-}
-
-// withParallel marks s to run at the same time as its neighbours, its
-// failure ending nothing.
-func withParallel(s gitrun.Step) gitrun.Step {
-	s.AllowFail, s.Parallel = true, true
-	return s
+	step := gitrun.WorktreeStep(p, wt.Path, wt.Branch, "/.fetch/")
+	step.Capture = baseCapture // the first line
+	return WorktreePlan{Worktree: wt, Steps: []gitrun.Step{step}}, nil
 }
 
 // planSteps is how many steps a plan has.
@@ -453,11 +440,13 @@ const recordSteps = 4
 // housekeeping steps run afterwards, whose failure ends nothing.
 func (r *Registry) PlanRecord(wt Worktree, base, message string, also []gitrun.Step) RecordPlan {
 	branch := "refs/heads/" + wt.Branch
+	// To stdout; fails on an empty bundle (the branch adds nothing).
+	bundle := gitrun.BundleStep(wt.Path, branch, base)
+	bundle.AllowFail, bundle.Parallel = true, true
 	steps := []gitrun.Step{
 		{Dir: wt.Path, Args: []string{"add", "--all"}},
 		commitStep(wt, message),
-		// To stdout; fails on an empty bundle (the branch adds nothing).
-		withParallel(gitrun.BundleStep(wt.Path, branch, base)),
+		bundle,
 		// The branch's head, to tell an empty bundle from a failed one.
 		{Dir: wt.Path, Args: []string{"rev-parse", "--verify", "--quiet", branch + "^{commit}"}, AllowFail: true, Parallel: true},
 	}

@@ -248,24 +248,19 @@ func (b Batch) runOne(ctx context.Context, s BatchStep, vars map[string]string, 
 	case isShim(argv, CmdWorktree), isShim(argv, CmdBundle):
 		r.Exit = gitCommand(ctx, argv[1:], s.Dir, env, out, errTail)
 	default:
-		r.Exit = runStep(ctx, argv, s.Dir, env, out, errTail)
+		r.Exit = runStep(ctx, argv, s.Dir, env, nil, out, errTail)
 	}
 	r.Stdout, r.Truncated, r.Stderr = out.buf.String(), out.cut, errTail.String()
 	return r
 }
 
-// runStep runs one step's command (stdin /dev/null) and returns its exit
-// code: 127 when it could not be started.
-func runStep(ctx context.Context, argv []string, dir string, env []string, stdout, stderr io.Writer) int {
+// runStep runs one step's command (stdin /dev/null when nil) and returns
+// its exit code: 127 when it could not be started.
+func runStep(ctx context.Context, argv []string, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	return exitOf(cmd.Run(), stderr)
-}
-
-// exitOf is the exit code of a command that Run returned err for: 127,
-// said on stderr, when it could not be started.
-func exitOf(err error, stderr io.Writer) int {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

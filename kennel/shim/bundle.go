@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 )
 
@@ -30,13 +29,13 @@ func BundleArgv(ref, not string, git []string) []string {
 
 // writeBundle carries out the bundle command in dir and returns its exit
 // code.
-func writeBundle(ctx context.Context, s worktreeSpec, dir, ref, not string, stdout, stderr io.Writer) int {
+func writeBundle(ctx context.Context, git gitCmd, dir, ref, not string, stdout, stderr io.Writer) int {
 	var tip string
 	if d, err := findGitDirs(dir); err == nil {
 		tip, _ = d.resolve(ref)
 	}
 	if len(tip) != 40 || len(not) != 40 {
-		return runGit(ctx, s, dir, stdout, stderr, "bundle", "create", "--quiet", "-", ref, "^"+not)
+		return git.run(ctx, dir, nil, stdout, stderr, "bundle", "create", "--quiet", "-", ref, "^"+not)
 	}
 	if tip == not {
 		fmt.Fprintf(stderr, "fetch-shim: bundle: %s is at %s: an empty bundle\n", ref, not)
@@ -47,10 +46,6 @@ func writeBundle(ctx context.Context, s worktreeSpec, dir, ref, not string, stdo
 		fmt.Fprintf(stderr, "fetch-shim: bundle: %v\n", err)
 		return ExitFailed
 	}
-	argv := append(append([]string(nil), s.git...), "pack-objects", "--stdout", "--revs", "--thin", "--delta-base-offset", "--quiet")
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, s.env
-	cmd.Stdin = strings.NewReader(tip + "\n^" + not + "\n")
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	return exitOf(cmd.Run(), stderr)
+	revs := strings.NewReader(tip + "\n^" + not + "\n")
+	return git.run(ctx, dir, revs, stdout, stderr, "pack-objects", "--stdout", "--revs", "--thin", "--delta-base-offset", "--quiet")
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -45,11 +46,10 @@ func WorktreeArgv(repo, path, branch, exclude string, git []string) []string {
 	return append([]string{Path, CmdWorktree, "--repo", repo, "--path", path, "--branch", branch, "--exclude", exclude, "--"}, git...)
 }
 
-// worktreeSpec is a worktree command's arguments, and the environment and
-// directory of the git it runs.
+// worktreeSpec is a worktree command's arguments and the git it runs.
 type worktreeSpec struct {
 	repo, path, branch, exclude string
-	git, env                    []string
+	git                         gitCmd
 }
 
 // worktreeName is a worktree's directory name the shim uses itself; git
@@ -68,7 +68,7 @@ func makeWorktree(ctx context.Context, s worktreeSpec, stdout, stderr io.Writer)
 		exclude = filepath.Join(d.common, "info", "exclude")
 	} else {
 		var out bytes.Buffer
-		if code := runGit(ctx, s, s.repo, &out, stderr, "rev-parse", "HEAD^{commit}", "--git-path", "info/exclude", "--symbolic-full-name", "HEAD"); code != 0 {
+		if code := s.git.run(ctx, s.repo, nil, &out, stderr, "rev-parse", "HEAD^{commit}", "--git-path", "info/exclude", "--symbolic-full-name", "HEAD"); code != 0 {
 			return code
 		}
 		lines := strings.Split(out.String(), "\n")
@@ -95,7 +95,7 @@ func makeWorktree(ctx context.Context, s worktreeSpec, stdout, stderr io.Writer)
 			return code
 		}
 	}
-	return runGit(ctx, s, s.repo, io.Discard, stderr, "worktree", "add", "--quiet", "-b", s.branch, "--", s.path, base)
+	return s.git.run(ctx, s.repo, nil, io.Discard, stderr, "worktree", "add", "--quiet", "-b", s.branch, "--", s.path, base)
 }
 
 // plainHead reads the repository of the work tree at dir and its HEAD
@@ -161,7 +161,7 @@ func linkWorktree(ctx context.Context, s worktreeSpec, d gitDirs, base string, s
 		undo()
 		return 0, err
 	}
-	code := runGit(ctx, s, s.path, io.Discard, stderr, "checkout", "--quiet", "--force", "-b", s.branch, base)
+	code := s.git.run(ctx, s.path, nil, io.Discard, stderr, "checkout", "--quiet", "--force", "-b", s.branch, base)
 	if code != 0 {
 		undo()
 		return code, nil
@@ -239,45 +239,50 @@ func addLine(file, line string) error {
 	return errors.Join(err, f.Close())
 }
 
-// runGit runs s.git with args in dir, with s.env, and returns its exit
-// code (127 when it could not start).
-func runGit(ctx context.Context, s worktreeSpec, dir string, stdout, stderr io.Writer, args ...string) int {
-	return runStep(ctx, append(append([]string(nil), s.git...), args...), dir, s.env, stdout, stderr)
+// gitCmd is the git a worktree or bundle command runs: the program and
+// its options (what follows "--"), and its environment.
+type gitCmd struct {
+	argv, env []string
+}
+
+// run runs git with args in dir and returns its exit code (127 when it
+// could not start).
+func (g gitCmd) run(ctx context.Context, dir string, stdin io.Reader, stdout, stderr io.Writer, args ...string) int {
+	return runStep(ctx, append(slices.Clone(g.argv), args...), dir, g.env, stdin, stdout, stderr)
 }
 
 // gitCommand parses the arguments of the worktree or bundle command (cmd
-// is args[0]) and runs it; its git runs in dir with env.
+// is args[0]) and runs it; its git runs with env, in dir for a bundle.
 func gitCommand(ctx context.Context, args []string, dir string, env []string, stdout, stderr io.Writer) int {
 	cmd := args[0]
 	flags := flag.NewFlagSet("fetch-shim "+cmd, flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	var s worktreeSpec
 	var ref, not string
-	if cmd == CmdWorktree {
+	switch cmd {
+	case CmdWorktree:
 		flags.StringVar(&s.repo, "repo", "", "the work tree whose HEAD the branch starts from")
 		flags.StringVar(&s.path, "path", "", "the new worktree's absolute path")
 		flags.StringVar(&s.branch, "branch", "", "the new branch's name")
 		flags.StringVar(&s.exclude, "exclude", "", "a pattern for the repository's info/exclude")
-	} else {
+	case CmdBundle:
 		flags.StringVar(&ref, "ref", "", "the branch to bundle (refs/heads/NAME)")
 		flags.StringVar(&not, "not", "", "the commit the bundle's receiver has")
 	}
 	if err := flags.Parse(args[1:]); err != nil {
 		return ExitUsage
 	}
-	s.git, s.env = flags.Args(), env
-	if len(s.git) == 0 {
+	s.git = gitCmd{argv: flags.Args(), env: env}
+	switch {
+	case len(s.git.argv) == 0:
 		fmt.Fprintf(stderr, "fetch-shim: %s: no git command after --\n", cmd)
 		return ExitUsage
-	}
-	if cmd == CmdBundle {
-		if !validBranchRef(ref) || !IsObjectID(not) {
-			fmt.Fprintf(stderr, "fetch-shim: bundle: want --ref refs/heads/NAME and --not COMMIT, not %q and %q\n", ref, not)
-			return ExitUsage
-		}
-		return writeBundle(ctx, s, dir, ref, not, stdout, stderr)
-	}
-	if s.repo == "" || s.path == "" || s.exclude == "" || !validBranchRef("refs/heads/"+s.branch) {
+	case cmd == CmdBundle && (!validBranchRef(ref) || !IsObjectID(not)):
+		fmt.Fprintf(stderr, "fetch-shim: bundle: want --ref refs/heads/NAME and --not COMMIT, not %q and %q\n", ref, not)
+		return ExitUsage
+	case cmd == CmdBundle:
+		return writeBundle(ctx, s.git, dir, ref, not, stdout, stderr)
+	case s.repo == "" || s.path == "" || s.exclude == "" || !validBranchRef("refs/heads/"+s.branch):
 		fmt.Fprintf(stderr, "fetch-shim: worktree: --repo, --path, --branch and --exclude are needed\n")
 		return ExitUsage
 	}

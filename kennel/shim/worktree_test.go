@@ -268,7 +268,7 @@ func TestBundleHoldsTheBranchOverItsBaseWithOneGit(t *testing.T) {
 	if got := git(t, receiver, "rev-parse", "refs/heads/got"); got != tip {
 		t.Errorf("the receiver has %s, want %s", got, tip)
 	}
-	// A bundle git makes of the same range is received the same way.
+	// The work itself came across.
 	if got := git(t, receiver, "cat-file", "-p", tip+":a.txt"); got != "a\nmore" {
 		t.Errorf("a.txt at the tip: %q", got)
 	}
