@@ -21,9 +21,12 @@ var allowed = map[string][]string{
 	"internal/chat":  {},
 	"instincts":      {},
 	"intent":         {},
-	"kennel":         {"kennel/shim"},
+	"kennel":         {"kennel/shim", "kennel/egress"},
 	"kennel/shim":    {},
-	"modes":          {"internal/store"},
+	// egress: the kennel's way out (a proxy linked into fetch-shim); the
+	// standard library only.
+	"kennel/egress": {},
+	"modes":         {"internal/store"},
 	// gitrun: git on a workspace, run in the workspace's kennel (the host
 	// never runs git in a tree the kennel writes); kennel is its transport.
 	"internal/gitrun": {"kennel", "kennel/shim"},
@@ -34,7 +37,7 @@ var allowed = map[string][]string{
 	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact"},
 	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "internal/redact", "instincts"},
 	// harness prices the tokens of CLIs that report no dollars.
-	"harness": {"kennel", "kennel/shim", "internal/gitrun", "internal/price"},
+	"harness": {"kennel", "kennel/shim", "kennel/egress", "internal/gitrun", "internal/price"},
 	// price: the table of model prices, with its sources.
 	"internal/price": {},
 	"identity":       {},
