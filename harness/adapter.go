@@ -75,6 +75,11 @@ type Task struct {
 	// however it ended (kennel.ExecSpec.Record: the task's work is
 	// committed and bundled there); what it printed is Outcome.Recorded.
 	Record *shim.Batch
+	// Egress, when set, sends the run through the kennel's way out (the
+	// kennel must have one: kennel.Config.Egress): the CLI's routed
+	// credentials become placeholders and its API's base URL the proxy's
+	// route, and the proxy holds the real ones (see egress.go).
+	Egress *Egress
 }
 
 // dir returns the directory the CLI runs in.

@@ -70,6 +70,11 @@ const (
 	// KindRaw is a line the parser did not recognise: an unknown event type
 	// (Raw holds the JSON) or a line that is not JSON (Text holds it).
 	KindRaw Kind = "raw"
+	// KindRefused: the kennel's way out refused a connection of the run
+	// (package kennel/egress). Host is what the run asked for
+	// (host:port), Text the reason. Emitted by the task engine after the
+	// run, from the proxy's report.
+	KindRefused Kind = "egress_refused"
 )
 
 // Event is one normalized thing a coding CLI reported. Which fields are set
@@ -110,6 +115,8 @@ type Event struct {
 	// denial, a read-only run): a command event with Denied never ran and
 	// has no exit code; an error event with Denied is a refused tool.
 	Denied bool `json:"denied,omitempty"`
+	// Host is the host:port a refused connection asked for (egress_refused).
+	Host string `json:"host,omitempty"`
 	// Raw is the unrecognised JSON line (raw).
 	Raw json.RawMessage `json:"raw,omitempty"`
 	// Request is what a two-way CLI asks (permission, ask, plan,

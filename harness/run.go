@@ -30,6 +30,7 @@ type Runner interface {
 // task, git failing, the runner failing, or ctx ending (then the Outcome is
 // filled as far as it is known, with Stopped set).
 func Run(ctx context.Context, runner Runner, adapter Adapter, task Task, creds Credentials, onEvent func(Event)) (Outcome, error) {
+	creds, _ = egressRun(adapter, task, creds)
 	inv, err := adapter.Invocation(task, creds)
 	if err != nil {
 		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", adapter.Name(), err)
@@ -65,6 +66,7 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 		Prepare:   task.Prepare,
 		Record:    task.Record,
 	}
+	_, spec.Egress = egressRun(adapter, task, nil)
 	if prepare != nil {
 		if err := prepare(&spec); err != nil {
 			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)

@@ -247,6 +247,7 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 	if !ok || !adapter.Traits().TwoWay {
 		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s two-way: %w", name, ErrNoTwoWay)
 	}
+	creds, _ = egressRun(adapter, task, creds)
 	inv, err := tw.TwoWayInvocation(task, mode, creds)
 	if err != nil {
 		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s two-way: %w", name, err)

@@ -572,6 +572,7 @@ func (w *world) removeKennels() {
 			w.t.Logf("remove kennel %s: %v", id, err)
 		}
 	}
+	w.removeEgress(ctx)
 }
 
 // kennels are the ids of the kennel containers that mount one of this

@@ -61,6 +61,10 @@ type Config struct {
 	// that path: for an engine on another machine, which shares no path
 	// with Fetch. The volume outlives the container (RemoveVolume).
 	Volumes bool
+	// Egress, when set, puts the kennels on a network with no route out
+	// whose only exit is the proxy (see Egress). Nil leaves them on
+	// Docker's default network.
+	Egress *Egress
 }
 
 var instancePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$`)
@@ -128,6 +132,9 @@ func (c Config) Validate() error {
 	}
 	if c.StderrTail < 0 {
 		bad("stderr tail %d: negative", c.StderrTail)
+	}
+	if c.Egress != nil && !egressID.MatchString(c.Egress.ID) {
+		bad("egress id %q: want 1-16 of [a-z0-9]", c.Egress.ID)
 	}
 	if c.MaxLine < 64 {
 		bad("max line %d: at least 64", c.MaxLine)

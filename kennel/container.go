@@ -222,6 +222,11 @@ func (k *Kennel) create(ctx context.Context, name string, w wantedContainer) (st
 			return "", err
 		}
 	}
+	if k.cfg.Egress != nil {
+		if err := k.ensureNetwork(ctx); err != nil {
+			return "", err
+		}
+	}
 	resp, err := k.docker.ContainerCreate(ctx, w.config, w.host, &network.NetworkingConfig{}, nil, name)
 	if cerrdefs.IsConflict(err) {
 		return "", err
@@ -270,6 +275,11 @@ func (k *Kennel) containerConfig(workspace string) (*container.Config, *containe
 			PidsLimit:  &pids,
 		},
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
+	}
+	if k.cfg.Egress != nil {
+		// The kennels' own network, with no route out: the proxy is
+		// the only way out (egress.go).
+		host.NetworkMode = container.NetworkMode(k.NetworkName())
 	}
 	return cfg, host
 }

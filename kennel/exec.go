@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/fetch-dev/fetch/kennel/egress"
 	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
@@ -61,6 +63,12 @@ type ExecSpec struct {
 	// created and attached), before any output is read. It must not
 	// block. Pool sets it to time the start for its Metrics.
 	Started func()
+	// Egress (with TaskID, on a Kennel with Config.Egress) sends the
+	// run's traffic through the kennel's way out: the proxy is made sure
+	// of and given Egress.Config before the run starts (a proxy that
+	// cannot be is ErrEgressDown, and the run does not start), and the
+	// run's environment names the proxy with Egress.Token.
+	Egress *EgressRun
 }
 
 // Result is how a run ended.
@@ -131,6 +139,13 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		}
 		dir = spec.Workspace // the steps may make spec.Dir
 	}
+	env := spec.Env
+	if spec.Egress != nil {
+		if err := k.ensureEgress(ctx, spec.Egress); err != nil {
+			return Result{ExitCode: -1}, fmt.Errorf("%s: %w", op, err)
+		}
+		env = append(slices.Clip(env), egress.Env(spec.Egress.Token)...)
+	}
 	opts := k.runOptions(ephemeral, spec.Stdin != nil, spec.Inbox)
 	if spec.Record != nil {
 		var err error
@@ -145,7 +160,7 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		prepared:  spec.Prepare != nil,
 		recorded:  spec.Record != nil,
 		argv:      shim.RunArgv(id, opts, argv),
-		env:       spec.Env,
+		env:       env,
 		dir:       dir,
 		timeout:   spec.Timeout,
 		create:    true,
@@ -488,6 +503,9 @@ func checkSpec(spec ExecSpec) error {
 	}
 	if spec.Prepare != nil && (spec.TaskID == "" || spec.Stdout != nil) {
 		return fmt.Errorf("a run with Prepare needs a TaskID and no raw Stdout: %w", ErrInvalid)
+	}
+	if spec.Egress != nil && spec.TaskID == "" {
+		return fmt.Errorf("a run with Egress needs a TaskID: %w", ErrInvalid)
 	}
 	if spec.Record != nil && spec.TaskID == "" {
 		return fmt.Errorf("a run with Record needs a TaskID: %w", ErrInvalid)

@@ -31,6 +31,10 @@ type Docker interface {
 	ContainerWait(ctx context.Context, container string, condition container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
 	VolumeCreate(ctx context.Context, options volume.CreateOptions) (volume.Volume, error)
 	VolumeRemove(ctx context.Context, volumeID string, force bool) error
+	NetworkInspect(ctx context.Context, network string, options network.InspectOptions) (network.Inspect, error)
+	NetworkCreate(ctx context.Context, name string, options network.CreateOptions) (network.CreateResponse, error)
+	NetworkConnect(ctx context.Context, network, container string, config *network.EndpointSettings) error
+	NetworkRemove(ctx context.Context, network string) error
 }
 
 // NewDockerClient connects to the engine at host ("" for the default socket)
@@ -61,6 +65,8 @@ type Kennel struct {
 	containers map[string]knownContainer // workspace → its container, last seen running
 	runs       map[runKey]*liveRun
 	kept       map[string]string // workspace → ID of a container kept busy with an old configuration, logged once
+
+	egress egressState // what was last pushed to the proxy (Config.Egress)
 }
 
 // knownContainer is a workspace's container as last seen running, with the

@@ -12,6 +12,9 @@ type Metrics interface {
 	// Stopped observes the time from a Stop's call to the task's
 	// processes being gone.
 	Stopped(engine string, d time.Duration)
+	// EgressRefused counts n connections the kennel's way out refused
+	// on engine, for reason (egress.Reason*).
+	EgressRefused(engine, reason string, n int)
 }
 
 // Kinds of exec, as Metrics sees them.

@@ -15,7 +15,8 @@ type measured struct {
 	starts  map[string]int // engine/kind
 	stops   map[string]int // engine
 	longest time.Duration
-	hooked  int // the caller's own Started hook
+	hooked  int            // the caller's own Started hook
+	refused map[string]int // engine/reason
 }
 
 func (m *measured) ExecStarted(engine, kind string, d time.Duration) {
@@ -23,6 +24,15 @@ func (m *measured) ExecStarted(engine, kind string, d time.Duration) {
 	defer m.mu.Unlock()
 	m.starts[engine+"/"+kind]++
 	m.longest = max(m.longest, d)
+}
+
+func (m *measured) EgressRefused(engine, reason string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.refused == nil {
+		m.refused = map[string]int{}
+	}
+	m.refused[engine+"/"+reason] += n
 }
 
 func (m *measured) Stopped(engine string, d time.Duration) {

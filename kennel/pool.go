@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/fetch-dev/fetch/kennel/egress"
 )
 
 // Pool is the kennels of several Docker engines, one Kennel per engine.
@@ -171,4 +173,26 @@ func (p *Pool) CloseInput(ctx context.Context, workspace, taskID string) error {
 		return err
 	}
 	return p.named(workspace, k.CloseInput(ctx, workspace, taskID))
+}
+
+// EgressReport reads what the proxy of a workspace's engine saw of a task.
+func (p *Pool) EgressReport(ctx context.Context, workspace, taskID string) (egress.Report, error) {
+	engine, k, err := p.route(workspace)
+	if err != nil {
+		return egress.Report{}, err
+	}
+	r, err := k.EgressReport(ctx, workspace, taskID)
+	if p.metrics != nil {
+		reasons := map[string]int{}
+		for _, f := range r.Refusals {
+			reasons[f.Reason]++
+		}
+		if r.Dropped > 0 {
+			reasons["dropped"] += r.Dropped
+		}
+		for reason, n := range reasons {
+			p.metrics.EgressRefused(engine, reason, n)
+		}
+	}
+	return r, err
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
@@ -40,6 +41,7 @@ func (k *Kennel) Reconcile(ctx context.Context) ([]Leftover, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kennel: reconcile: list containers: %w", classify(err))
 	}
+	list = slices.DeleteFunc(list, func(c container.Summary) bool { return c.Labels[LabelEgress] != "" }) // the proxy is no kennel
 	out := make([]Leftover, len(list))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(reconcileParallel)

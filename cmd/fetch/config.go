@@ -42,6 +42,8 @@ const (
 	envPageURL      = "FETCH_PAGE_URL"
 	envPageTTL      = "FETCH_PAGE_TTL"
 	envMetricsAddr  = "FETCH_METRICS_ADDR"
+	envEgress       = "FETCH_EGRESS"
+	envEgressNets   = "FETCH_EGRESS_NETWORKS"
 
 	envMaxRounds       = "FETCH_MAX_ROUNDS"
 	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
@@ -137,7 +139,14 @@ const configHelp = `Configuration (environment):
   FETCH_METRICS_ADDR   serve Prometheus metrics at http://ADDR/metrics from fetch serve and fetch chat, e.g.
                        :9090 (a bare port listens on 127.0.0.1 only; name a host, such as 0.0.0.0:9090, to
                        expose them further). Default: off
-  ANTHROPIC_API_KEY, OPENAI_API_KEY, … credentials handed to the coding CLIs (each gets only its own)
+  FETCH_EGRESS         on (default) or off. On: the kennels have no route out; their only way out is a
+                       proxy beside them that reaches only each CLI's hosts and the hosts allowed to the
+                       workspace (fetch workspace hosts), and adds the Anthropic and OpenAI keys on the way
+                       out (the kennel sees placeholders). Off: the kennels are on Docker's default network
+                       with every key inside them (not recommended: one-shot CLIs bypass permissions)
+  FETCH_EGRESS_NETWORKS Docker networks the proxy joins to reach out, comma separated (default bridge)
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, … credentials for the coding CLIs (each gets only its own; behind the
+                       proxy the Anthropic and OpenAI ones never enter the kennel)
 
 Agent (the LLM loop):
   FETCH_MAX_ROUNDS          tool rounds an action may use before its final answer (default 8)
@@ -152,16 +161,20 @@ Agent (the LLM loop):
 
 // Config is Fetch's whole configuration. It enters once, here.
 type Config struct {
-	DataDir      string
-	Workspaces   string
-	OwnerID      string
-	AllowedIDs   []string
-	DiscordToken string
-	DiscordURL   string
-	OpenRouter   string
-	LLMURL       string
-	Model        string
-	KennelImage  string
+	DataDir    string
+	Workspaces string
+	// Egress: the kennels' only way out is the proxy (FETCH_EGRESS);
+	// EgressNetworks are the networks it reaches out on.
+	Egress         bool
+	EgressNetworks []string
+	OwnerID        string
+	AllowedIDs     []string
+	DiscordToken   string
+	DiscordURL     string
+	OpenRouter     string
+	LLMURL         string
+	Model          string
+	KennelImage    string
 	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
 	LogLevel  string
 	IdleAfter time.Duration
@@ -269,6 +282,19 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		GitHubToken:  strings.TrimSpace(getenv(envGitHubToken)),
 		GitHubURL:    or(strings.TrimSpace(getenv(envGitHubURL)), "https://api.github.com/"),
 		PRPoll:       time.Minute,
+		Egress:       true,
+	}
+	switch v := strings.ToLower(strings.TrimSpace(getenv(envEgress))); v {
+	case "", "on", "true", "1", "yes":
+	case "off", "false", "0", "no":
+		c.Egress = false
+	default:
+		problems = append(problems, fmt.Sprintf("%s=%q: want on or off", envEgress, v))
+	}
+	for _, n := range strings.Split(getenv(envEgressNets), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			c.EgressNetworks = append(c.EgressNetworks, n)
+		}
 	}
 	for _, k := range credentialVars() {
 		if v := getenv(k); v != "" {

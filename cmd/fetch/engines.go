@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
 	"github.com/fetch-dev/fetch/kennel"
 )
@@ -36,6 +37,9 @@ type kennels struct {
 	// configuration (their limits).
 	clients map[string]client.APIClient
 	kcfg    kennel.Config
+	// egress is the task engine's side of the kennels' way out (nil
+	// when FETCH_EGRESS=off).
+	egress *task.Egress
 }
 
 // statusTimeout bounds the look at the engines for /status.
@@ -118,7 +122,12 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger,
 			c()
 		}
 	}
-	kcfg := kennel.Config{Image: cfg.KennelImage, User: kennelUserSpec()}
+	eg, key, err := kennelEgress(cfg)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	kcfg := kennel.Config{Image: cfg.KennelImage, User: kennelUserSpec(), Egress: eg}
 	lk, err := kennel.New(local, kcfg, log)
 	if err != nil {
 		release()
@@ -194,7 +203,7 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger,
 		return nil, err
 	}
 	reg.InKennel(pool)
-	return &kennels{pool: pool, workspaces: reg, release: release, clients: clients, kcfg: kcfg}, nil
+	return &kennels{pool: pool, workspaces: reg, release: release, clients: clients, kcfg: kcfg, egress: taskEgress(key, db, reg)}, nil
 }
 
 // roomiest picks the engine with the most memory left for kennels: its

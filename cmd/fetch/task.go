@@ -491,7 +491,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 	return task.New(task.Config{
 		Store:             db,
 		Workspaces:        ks.workspaces,
-		Runner:            &task.KennelRunner{Kennel: ks.pool, Harnesses: harnesses, Credentials: cfg.Credentials},
+		Runner:            &task.KennelRunner{Kennel: ks.pool, Harnesses: harnesses, Credentials: cfg.Credentials, Egress: ks.egress},
 		Harnesses:         harnesses,
 		DefaultHarness:    harness.Name(cfg.Harness),
 		MaxParallel:       cfg.MaxTasks,

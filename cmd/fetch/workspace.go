@@ -28,6 +28,7 @@ const workspaceUsage = `Usage:
   fetch workspace clone URL [NAME]
   fetch workspace list [--json]
   fetch workspace show [--json] NAME
+  fetch workspace hosts NAME [add HOST | remove HOST]
   fetch workspace remove [--yes] NAME
 
 A workspace is a git repository in a directory under $FETCH_WORKSPACES that
@@ -42,6 +43,10 @@ copied), and PATH itself is never touched, by Fetch or by the tasks.
 clone URL [NAME] clones https://, ssh://, user@host:path or file:// URLs;
 NAME defaults to the repository's name.
 list shows the workspaces; show one workspace's git state.
+hosts lists, adds or removes the hosts the workspace's tasks may reach: the
+kennel has no way out but Fetch's proxy, which lets through only what each
+coding CLI needs and these (HOST is a name such as registry.npmjs.org,
+*.example.com for its subdomains, or a public IP address).
 remove deletes a workspace and everything in it (its tasks' branches
 included). It asks for confirmation on a terminal; elsewhere pass --yes.
 A workspace with a running or queued task is not removed.
@@ -74,7 +79,7 @@ func runWorkspace(ctx context.Context, args []string, getenv func(string) string
 	if sub == "rm" {
 		sub = "remove"
 	}
-	want := map[string][2]int{"add": {1, 2}, "clone": {1, 2}, "list": {0, 0}, "show": {1, 1}, "remove": {1, 1}}
+	want := map[string][2]int{"add": {1, 2}, "clone": {1, 2}, "list": {0, 0}, "show": {1, 1}, "remove": {1, 1}, "hosts": {1, 3}}
 	n, known := want[sub]
 	if !known {
 		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, workspaceHelp())
@@ -146,6 +151,8 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 		if name == "" {
 			return fmt.Errorf("%w: cannot tell a workspace name from %q; give one: fetch workspace clone URL NAME", errUsage, source)
 		}
+	case "hosts":
+		name = pos[0]
 	default:
 		name = strings.Join(pos, "")
 	}
@@ -190,6 +197,11 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 	}
 
 	switch sub {
+	case "hosts":
+		if _, err := ws.Get(ctx, name); err != nil {
+			return err
+		}
+		return workspaceHosts(ctx, db, cfg, name, pos[1:], cfg.Harness, stdout)
 	case "add", "clone":
 		var info workspace.Info
 		switch {
@@ -257,6 +269,11 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 			return writeJSON(stdout, out)
 		}
 		printWorkspace(stdout, info, st, stErr, clean)
+		hosts, err := db.WorkspaceHosts(ctx)
+		if err != nil {
+			return err
+		}
+		printHosts(stdout, cfg, hosts[name], cfg.Harness)
 	case "remove":
 		info, err := ws.Get(ctx, name)
 		if err != nil {

@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed;
 	// mirror, Fetch's own repository, is where the work is taken in and read.
-	"internal/task":  {"harness", "kennel", "kennel/shim", "internal/gitrun", "internal/mirror", "internal/store", "internal/workspace", "internal/redact", "internal/ship", "internal/policy", "instincts"},
+	"internal/task":  {"harness", "kennel", "kennel/shim", "kennel/egress", "internal/gitrun", "internal/mirror", "internal/store", "internal/workspace", "internal/redact", "internal/ship", "internal/policy", "instincts"},
 	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens"},
 	// tokens: a BPE tokenizer with its vocabulary embedded.
 	"internal/tokens": {},

@@ -34,6 +34,7 @@ const namespace = "fetch"
 // Label names.
 const (
 	labelKind    = "kind"
+	labelReason  = "reason"
 	labelModel   = "model"
 	labelOutcome = "outcome"
 	labelType    = "type"
@@ -78,21 +79,22 @@ var (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	messagesIn   *prometheus.CounterVec
-	messagesOut  *prometheus.CounterVec
-	instinct     prometheus.Histogram
-	llmCalls     *prometheus.CounterVec
-	llmSeconds   *prometheus.HistogramVec
-	llmTokens    *prometheus.CounterVec
-	llmCost      *prometheus.CounterVec
-	tasksEnded   *prometheus.CounterVec
-	taskSeconds  *prometheus.HistogramVec
-	execSeconds  *prometheus.HistogramVec
-	stopSeconds  *prometheus.HistogramVec
-	rateLimited  prometheus.Counter
-	rateWait     prometheus.Counter
-	scheduleLag  *prometheus.HistogramVec
-	scrapeErrors prometheus.Counter
+	messagesIn    *prometheus.CounterVec
+	messagesOut   *prometheus.CounterVec
+	instinct      prometheus.Histogram
+	llmCalls      *prometheus.CounterVec
+	llmSeconds    *prometheus.HistogramVec
+	llmTokens     *prometheus.CounterVec
+	llmCost       *prometheus.CounterVec
+	tasksEnded    *prometheus.CounterVec
+	taskSeconds   *prometheus.HistogramVec
+	execSeconds   *prometheus.HistogramVec
+	stopSeconds   *prometheus.HistogramVec
+	egressRefused *prometheus.CounterVec
+	rateLimited   prometheus.Counter
+	rateWait      prometheus.Counter
+	scheduleLag   *prometheus.HistogramVec
+	scrapeErrors  prometheus.Counter
 }
 
 // Config is what New needs.
@@ -156,6 +158,10 @@ func New(cfg Config) *Metrics {
 		Help:    "Time from a kennel exec's request to its process running (container found or created, exec created and attached), by engine and kind (task, command).",
 		Buckets: fastBuckets,
 	}, []string{labelEngine, labelKind})
+	m.egressRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "egress_refused_total",
+		Help: "Connections from the kennels that their way out (the egress proxy) refused, by engine and reason (not_allowed, address, token, resolve, route; dropped: refused beyond what the proxy kept).",
+	}, []string{labelEngine, labelReason})
 	m.stopSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "kennel_stop_seconds",
 		Help:    "Time from a kennel stop's request to the task's processes being gone, by engine.",
@@ -178,6 +184,7 @@ func New(cfg Config) *Metrics {
 		Namespace: namespace, Name: "metrics_store_errors_total",
 		Help: "Scrapes whose look at the store failed (the store's gauges were left out).",
 	})
+	m.reg.MustRegister(m.egressRefused)
 	m.reg.MustRegister(m.messagesIn, m.messagesOut, m.instinct, m.llmCalls, m.llmSeconds, m.llmTokens, m.llmCost,
 		m.tasksEnded, m.taskSeconds, m.execSeconds, m.stopSeconds, m.rateLimited, m.rateWait, m.scheduleLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -279,6 +286,14 @@ func (m *Metrics) Stopped(engine string, d time.Duration) {
 		return
 	}
 	m.stopSeconds.WithLabelValues(engine).Observe(d.Seconds())
+}
+
+// EgressRefused counts n connections refused by the kennel's way out.
+func (m *Metrics) EgressRefused(engine, reason string, n int) {
+	if m == nil {
+		return
+	}
+	m.egressRefused.WithLabelValues(engine, reason).Add(float64(n))
 }
 
 // RateLimited counts a Discord 429 and the wait it asked for.

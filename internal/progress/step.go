@@ -47,6 +47,8 @@ func step(ev harness.Event, scrub func(string) string) string {
 			return "🚫 denied: " + ev.Tool
 		}
 		return "⚠️ " + clip(oneLine(scrub(ev.Text)), 100)
+	case harness.KindRefused:
+		return "🚧 refused: " + clip(oneLine(scrub(ev.Host)), 80)
 	case harness.KindQuestion, harness.KindResult, harness.KindUsage, harness.KindSession, harness.KindRaw:
 		return ""
 	}

@@ -69,6 +69,10 @@ func (r *KennelRunner) RunTwoWay(ctx context.Context, h harness.Name, t harness.
 		spec.Inbox = true
 		return kennelInput{in: in, workspace: spec.Workspace, id: spec.TaskID}, nil
 	}
+	if err := r.withEgress(ctx, &t); err != nil {
+		return harness.Outcome{ExitCode: -1}, err
+	}
+	defer r.reportEgress(ctx, t, onEvent)
 	return harness.RunTwoWay(ctx, r.Kennel, a, t, mode, r.Credentials, attach, onEvent)
 }
 

@@ -147,6 +147,8 @@ func toItem(le task.LogEntry, clean func(string) string) (item, bool) {
 		it.Title, it.Text = "Output", text(ev.Text)
 	case harness.KindSession:
 		return item{}, false
+	case harness.KindRefused:
+		it.Title, it.Text, it.Fail = "Connection refused by the kennel's way out", text(ev.Host+" ("+ev.Text+")"), true
 	default:
 		it.Title, it.Text = clip(clean(string(ev.Kind)), 40), text(ev.Text)
 	}

@@ -98,13 +98,16 @@ func WorkspaceID(path string) string {
 }
 
 // tokenPart is what a token's fields may hold.
-var tokenPart = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var tokenPart = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// tokenSep separates a token's fields: URL-safe, and in no task id.
+const tokenSep = "~"
 
 // Token is the credential a run presents to the proxy: which workspace and
 // CLI it is, and which task, signed with key. A run sees only its own.
 func Token(key []byte, workspaceID, cli, task string) string {
-	body := workspaceID + "." + cli + "." + task
-	return body + "." + mac(key, body)
+	body := workspaceID + tokenSep + cli + tokenSep + task
+	return body + tokenSep + mac(key, body)
 }
 
 func mac(key []byte, body string) string {
@@ -120,7 +123,7 @@ type Run struct {
 
 // ParseToken checks tok against key.
 func ParseToken(key []byte, tok string) (Run, bool) {
-	parts := strings.Split(tok, ".")
+	parts := strings.Split(tok, tokenSep)
 	if len(parts) != 4 || len(key) == 0 {
 		return Run{}, false
 	}
@@ -129,7 +132,7 @@ func ParseToken(key []byte, tok string) (Run, bool) {
 			return Run{}, false
 		}
 	}
-	body := strings.Join(parts[:3], ".")
+	body := strings.Join(parts[:3], tokenSep)
 	if !hmac.Equal([]byte(parts[3]), []byte(mac(key, body))) {
 		return Run{}, false
 	}

@@ -118,7 +118,7 @@ func TestToken(t *testing.T) {
 		strings.Replace(tok, "t-42", "t-43", 1),
 		strings.Replace(tok, "ws1", "ws2", 1),
 		tok[:len(tok)-1] + "0",
-		"ws1.claude.t-42",
+		"ws1~claude~t-42",
 		"",
 	} {
 		if _, ok := ParseToken(testKey, bad); ok {
@@ -316,7 +316,7 @@ func TestForwardProxyRules(t *testing.T) {
 
 func TestForwardProxyWithoutToken(t *testing.T) {
 	s, p := setup(t, "https://api.example.org", &fakeNet{})
-	for _, tok := range []string{"", "ws1.claude.t1.00000000000000000000000000000000"} {
+	for _, tok := range []string{"", "ws1~claude~t1~00000000000000000000000000000000"} {
 		c := proxyClient(p.URL, tok)
 		resp, err := c.Get("http://cli.example.org/")
 		if err != nil {

@@ -73,6 +73,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if name == childName {
 		return child()
 	}
+	if len(args) == 2 && args[1] == upstreamArg {
+		return serveUpstream(stderr)
+	}
 	cli, ok := lookupCLI(name)
 	if !ok {
 		fmt.Fprintf(stderr, "fakecli: called as %q; install it as one of %s\n", name, strings.Join(cliNames(), ", "))

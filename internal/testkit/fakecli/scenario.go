@@ -297,6 +297,9 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		}
 	case "spend":
 		return spend(c, sc, em, stderr)
+	case "egress":
+		egressProbe(inv, em)
+		return 0
 	case "question":
 		q := fmt.Sprintf("I need one decision before I change %s.\nQUESTION: Should I append to %s or replace its contents?", sc.file, sc.file)
 		sess.Question = q

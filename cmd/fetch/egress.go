@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
+	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/fetch-dev/fetch/kennel"
+	"github.com/fetch-dev/fetch/kennel/egress"
+)
+
+// egressKeyFile is the key that signs the runs' tokens for the kennel's way
+// out, in the data directory: every Fetch process of one data directory
+// shares it (and so the proxy and its network on each engine).
+const egressKeyFile = "egress.key"
+
+// egressKey reads the data directory's key, making it on first use.
+func egressKey(dataDir string) ([]byte, error) {
+	path := filepath.Join(dataDir, egressKeyFile)
+	if b, err := os.ReadFile(path); err == nil {
+		key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(key) < 16 {
+			return nil, fmt.Errorf("egress key %s: not a key (remove it to make a new one)", path)
+		}
+		return key, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("egress key: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("egress key: %w", err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return egressKey(dataDir) // another process made it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("egress key: %w", err)
+	}
+	_, werr := f.WriteString(hex.EncodeToString(key) + "\n")
+	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+		return nil, fmt.Errorf("egress key: %w", err)
+	}
+	return key, nil
+}
+
+// EgressID names the proxy and network of a key (kennel.Egress.ID).
+func egressID(key []byte) string {
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:6])
+}
+
+// kennelEgress is the kennels' egress setting for cfg, nil when off.
+func kennelEgress(cfg Config) (*kennel.Egress, []byte, error) {
+	if !cfg.Egress {
+		return nil, nil, nil
+	}
+	key, err := egressKey(cfg.DataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &kennel.Egress{ID: egressID(key), Networks: cfg.EgressNetworks}, key, nil
+}
+
+// taskEgress is the task engine's side of the way out: the key, and the
+// hosts the owner allowed, read from the store per run and mapped to the
+// workspaces' paths.
+func taskEgress(key []byte, db *store.DB, reg *workspace.Registry) *task.Egress {
+	if key == nil {
+		return nil
+	}
+	return &task.Egress{Key: key, Hosts: func(ctx context.Context) (map[string][]string, error) {
+		byName, err := db.WorkspaceHosts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string][]string, len(byName))
+		for name, hosts := range byName {
+			if p, err := reg.Path(name); err == nil {
+				out[p] = hosts
+			}
+		}
+		return out, nil
+	}}
+}
+
+// workspaceHosts serves fetch workspace hosts NAME [add|remove HOST]: the
+// hosts the workspace's runs may reach through the kennel's way out.
+func workspaceHosts(ctx context.Context, db *store.DB, cfg Config, name string, args []string, harnessName string, stdout io.Writer) error {
+	switch {
+	case len(args) == 0:
+	case len(args) == 2 && args[0] == "add":
+		host, err := egress.CheckHost(args[1])
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		added, err := db.AllowHost(ctx, name, host, "fetch workspace")
+		if err != nil {
+			return err
+		}
+		if added {
+			_ = db.Audit(ctx, store.AuditEntry{Actor: "fetch workspace", Action: "egress_allow", Detail: name + ": " + host})
+			fmt.Fprintf(stdout, "Workspace %s's runs may now reach %s.\n", name, host)
+		} else {
+			fmt.Fprintf(stdout, "%s was already allowed.\n", host)
+		}
+	case len(args) == 2 && args[0] == "remove":
+		host, err := egress.CheckHost(args[1])
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		removed, err := db.DisallowHost(ctx, name, host)
+		if err != nil {
+			return err
+		}
+		if !removed {
+			return fmt.Errorf("%s is not among workspace %s's hosts", host, name)
+		}
+		_ = db.Audit(ctx, store.AuditEntry{Actor: "fetch workspace", Action: "egress_disallow", Detail: name + ": " + host})
+		fmt.Fprintf(stdout, "Workspace %s's runs may no longer reach %s.\n", name, host)
+	default:
+		return fmt.Errorf("%w: fetch workspace hosts NAME [add HOST | remove HOST]\n\n%s", errUsage, workspaceHelp())
+	}
+	all, err := db.WorkspaceHosts(ctx)
+	if err != nil {
+		return err
+	}
+	printHosts(stdout, cfg, all[name], harnessName)
+	return nil
+}
+
+// printHosts says where a workspace's runs may go.
+func printHosts(w io.Writer, cfg Config, hosts []string, harnessName string) {
+	if !cfg.Egress {
+		fmt.Fprintf(w, "Way out: off (%s=off): the kennels reach any host, with the CLIs' keys inside them.\n", envEgress)
+		return
+	}
+	fmt.Fprintln(w, "Way out: only through Fetch's proxy; the model APIs' keys stay outside the kennel.")
+	if len(hosts) == 0 {
+		fmt.Fprintln(w, "Hosts allowed to this workspace: none (add one with: fetch workspace hosts NAME add HOST)")
+	} else {
+		fmt.Fprintf(w, "Hosts allowed to this workspace: %s\n", strings.Join(hosts, ", "))
+	}
+	if d := harness.HostsOf(harness.Name(harnessName)); len(d) > 0 {
+		fmt.Fprintf(w, "Hosts %s reaches by default: %s\n", harnessName, strings.Join(d, ", "))
+	}
+}

@@ -1,0 +1,147 @@
+package testkit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// LabelTestNet marks the networks tests create for the kennel's way out.
+const LabelTestNet = "fetch.testkit.egress-net"
+
+// EgressNet is a Docker network a test creates for the hosts the kennel's
+// way out reaches (FETCH_EGRESS_NETWORKS): fake upstreams run on it as
+// containers, under names of the test's choosing. Nothing on it leaves
+// the machine.
+type EgressNet struct {
+	Name   string
+	docker *client.Client
+}
+
+// NewEgressNet creates the network; it is removed when the test ends,
+// whatever is still attached to it.
+func NewEgressNet(t testing.TB) *EgressNet {
+	t.Helper()
+	c := RequireDocker(t)
+	name := "fetch-test-egress-" + strings.ToLower(rand.Text()[:10])
+	if _, err := c.NetworkCreate(context.Background(), name, network.CreateOptions{
+		Driver: "bridge", Labels: map[string]string{LabelTestNet: "1"},
+	}); err != nil {
+		t.Fatalf("testkit: create network: %v", err)
+	}
+	n := &EgressNet{Name: name, docker: c}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if info, err := n.docker.NetworkInspect(ctx, name, network.InspectOptions{}); err == nil {
+			for id := range info.Containers {
+				_ = n.docker.NetworkDisconnect(ctx, name, id, true)
+			}
+		}
+		if err := n.docker.NetworkRemove(ctx, name); err != nil {
+			t.Logf("testkit: remove network %s: %v", name, err)
+		}
+	})
+	return n
+}
+
+// Upstream is a fake HTTP server on an EgressNet (the scripted CLI's
+// serve-upstream mode): it answers every request 200 and records it.
+type Upstream struct {
+	ID     string
+	docker *client.Client
+}
+
+// UpstreamRequest is a request an Upstream received.
+type UpstreamRequest struct {
+	Method string      `json:"method"`
+	Host   string      `json:"host"`
+	Path   string      `json:"path"`
+	Header http.Header `json:"header"`
+}
+
+// Upstream starts a fake upstream on port 8080 of the network, reachable
+// there under aliases; it is removed when the test ends.
+func (n *EgressNet) Upstream(t testing.TB, aliases ...string) *Upstream {
+	t.Helper()
+	ctx := context.Background()
+	resp, err := n.docker.ContainerCreate(ctx, &container.Config{
+		Image:      HarnessImage(t),
+		Entrypoint: []string{"/usr/local/bin/claude", "serve-upstream"},
+		Labels:     map[string]string{LabelTestNet: n.Name},
+	}, &container.HostConfig{
+		NetworkMode: container.NetworkMode(n.Name),
+		CapDrop:     []string{"ALL"},
+	}, &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{n.Name: {Aliases: aliases}}}, nil, "")
+	if err != nil {
+		t.Fatalf("testkit: create upstream: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = n.docker.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
+	})
+	if err := n.docker.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		t.Fatalf("testkit: start upstream: %v", err)
+	}
+	return &Upstream{ID: resp.ID, docker: n.docker}
+}
+
+// Requests returns what the upstream received so far.
+func (u *Upstream) Requests(t testing.TB) []UpstreamRequest {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ex, err := u.docker.ContainerExecCreate(ctx, u.ID, container.ExecOptions{Cmd: []string{"cat", "/tmp/requests.jsonl"}, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		t.Fatalf("testkit: upstream requests: %v", err)
+	}
+	hj, err := u.docker.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		t.Fatalf("testkit: upstream requests: %v", err)
+	}
+	defer hj.Close()
+	var out, errOut bytes.Buffer
+	_, _ = stdcopy.StdCopy(&out, &errOut, hj.Reader)
+	var reqs []UpstreamRequest
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r UpstreamRequest
+		if json.Unmarshal(sc.Bytes(), &r) == nil {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+// BridgeGateway is the host's address on Docker's default network: what
+// a container on it reaches the host machine at.
+func BridgeGateway(t testing.TB) string {
+	t.Helper()
+	info, err := RequireDocker(t).NetworkInspect(context.Background(), "bridge", network.InspectOptions{})
+	if err != nil {
+		t.Fatalf("testkit: inspect bridge: %v", err)
+	}
+	for _, c := range info.IPAM.Config {
+		if c.Gateway != "" {
+			return c.Gateway
+		}
+		// The engine's default: the subnet's first address.
+		if p, err := netip.ParsePrefix(c.Subnet); err == nil && p.Addr().Is4() {
+			return p.Masked().Addr().Next().String()
+		}
+	}
+	t.Fatal("testkit: the bridge network has no gateway")
+	return ""
+}

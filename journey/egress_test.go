@@ -1,0 +1,193 @@
+package journey
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+
+	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/kennel"
+)
+
+// TestJourneyKennelBoundary runs, through the built binary with the
+// kennel's way out on (the default), a scripted Claude that does what a
+// prompt-injected CLI would: it reads every environment it can, connects
+// through the proxy to a host nobody allowed and to the host machine's
+// bridge address, connects to that address directly, reaches a host the
+// owner allowed (fetch workspace hosts add), and calls its model API. The
+// fake API (a container on a network the test made) gets the real key;
+// the kennel never had it; the refusals are in the task's log.
+func TestJourneyKennelBoundary(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	nw := testkit.NewEgressNet(t)
+	api := nw.Upstream(t, "api.fetchtest.example")
+	other := nw.Upstream(t, "other.fetchtest.example")
+	allowed := nw.Upstream(t, "allowed.fetchtest.example")
+
+	// A server of the test's own on the host's bridge address: a
+	// connection reaching it would mean the kennel reached the host.
+	gw := testkit.BridgeGateway(t)
+	ln, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
+	if err != nil {
+		t.Fatalf("listen on the bridge address: %v", err)
+	}
+	defer ln.Close()
+	var reached atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			reached.Add(1)
+			c.Close()
+		}
+	}()
+	hostAddr := ln.Addr().String()
+
+	const realKey = "sk-ant-api03-REALrealREAL0123456789abcdefABCDEF-kennelNEVERsees"
+	w.env["ANTHROPIC_API_KEY"] = realKey
+	w.env["ANTHROPIC_BASE_URL"] = "http://api.fetchtest.example:8080"
+	w.env["FETCH_EGRESS_NETWORKS"] = nw.Name
+
+	// fetch runs the binary and returns its stdout, then stdout and
+	// stderr together, and its exit code.
+	run := func(args ...string) (string, string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, fetchBinary(t), args...)
+		cmd.Env = w.environ()
+		var out bytes.Buffer
+		all := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, all), all
+		err := cmd.Run()
+		if err != nil && cmd.ProcessState == nil {
+			t.Fatalf("fetch %s: %v", strings.Join(args, " "), err)
+		}
+		return out.String(), all.String(), cmd.ProcessState.ExitCode()
+	}
+	fetch := func(args ...string) (string, int) {
+		t.Helper()
+		_, all, code := run(args...)
+		return all, code
+	}
+
+	if out, code := fetch("workspace", "hosts", "app", "add", "https://allowed.fetchtest.example/x"); code != 2 || !strings.Contains(out, "want a host name") {
+		t.Errorf("a URL as a host: exit %d:\n%s", code, out)
+	}
+	if out, code := fetch("workspace", "hosts", "app", "add", "allowed.fetchtest.example"); code != 0 || !strings.Contains(out, "allowed.fetchtest.example") {
+		t.Fatalf("workspace hosts add: exit %d:\n%s", code, out)
+	}
+	if out, _ := fetch("workspace", "show", "app"); !strings.Contains(out, "Hosts allowed to this workspace: allowed.fetchtest.example") {
+		t.Errorf("workspace show does not list the allowed host:\n%s", out)
+	}
+
+	goal := "probe [scenario:egress]" +
+		" [probe:other=http://other.fetchtest.example:8080/]" +
+		" [probe:bridge-proxy=http://" + hostAddr + "/]" +
+		" [probe:bridge-direct=tcp://" + hostAddr + "]" +
+		" [probe:allowed=http://allowed.fetchtest.example:8080/]"
+	out, all, code := run("task", "run", "--workspace", "app", "--wait", goal)
+	if code != 0 || len(strings.Fields(out)) < 2 {
+		t.Fatalf("fetch task run exited %d:\n%s", code, all)
+	}
+	id := strings.Fields(out)[1]
+	log, _, _ := run("task", "log", id)
+
+	for _, want := range []string{"probe other: 403", "probe bridge-proxy: 403", "probe bridge-direct: failed", "probe allowed: 200", "probe api: 200"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("task log lacks %q:\n%s", want, log)
+		}
+	}
+	for _, want := range []string{"egress_refused", "other.fetchtest.example:8080", hostAddr} {
+		if !strings.Contains(log, want) {
+			t.Errorf("task log does not show the refusal (%q):\n%s", want, log)
+		}
+	}
+	// (a) No environment the CLI could read held the key.
+	sum := sha256.Sum256([]byte(realKey))
+	if strings.Contains(log, hex.EncodeToString(sum[:8])) {
+		t.Error("an environment in the kennel held the real key")
+	}
+	ph := sha256.Sum256([]byte(harness.Placeholder("ANTHROPIC_API_KEY", realKey)))
+	if !strings.Contains(log, "env-sha256:") || !strings.Contains(log, hex.EncodeToString(ph[:8])) {
+		t.Errorf("the CLI's environment did not carry the placeholder:\n%s", log)
+	}
+	// (b) Nothing reached the host or the host nobody allowed.
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the host's bridge address was reached %d times", n)
+	}
+	if got := other.Requests(t); len(got) != 0 {
+		t.Errorf("the host nobody allowed got %d requests", len(got))
+	}
+	if got := allowed.Requests(t); len(got) != 1 || got[0].Header.Get("X-Api-Key") != harness.Placeholder("ANTHROPIC_API_KEY", realKey) {
+		t.Errorf("the allowed host got %+v, want one request that carries only the placeholder", got)
+	}
+	// (c) The model API got the real key.
+	reqs := api.Requests(t)
+	if len(reqs) != 1 || reqs[0].Header.Get("X-Api-Key") != realKey || reqs[0].Path != "/v1/messages" {
+		t.Errorf("the model API got %+v, want one /v1/messages with the real key", reqs)
+	}
+}
+
+// removeEgress removes the kennels' way out of this world's data
+// directory: its proxy container and network (named after its key).
+func (w *world) removeEgress(ctx context.Context) {
+	b, err := os.ReadFile(filepath.Join(w.data, "egress.key"))
+	if err != nil {
+		return // never made: egress off, or no task ran
+	}
+	key, _ := hex.DecodeString(strings.TrimSpace(string(b)))
+	sum := sha256.Sum256(key)
+	id := hex.EncodeToString(sum[:6])
+	f := filters.NewArgs(filters.Arg("label", kennel.LabelEgress+"="+id))
+	list, _ := w.docker.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	for _, c := range list {
+		if err := w.docker.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
+			w.t.Logf("remove egress proxy %s: %v", c.ID, err)
+		}
+	}
+	nets, _ := w.docker.NetworkList(ctx, network.ListOptions{Filters: f})
+	for _, n := range nets {
+		if err := w.docker.NetworkRemove(ctx, n.ID); err != nil {
+			w.t.Logf("remove kennels' network %s: %v", n.Name, err)
+		}
+	}
+}
+
+// lockedBuffer is a buffer two writers share (a process's stdout and
+// stderr, copied by two goroutines).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
