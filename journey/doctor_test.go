@@ -113,7 +113,7 @@ func TestDoctorHealthy(t *testing.T) {
 	if code != 0 || !ok {
 		t.Errorf("exit %d, ok %v; want 0, true", code, ok)
 	}
-	for _, want := range []string{"config", "engine local", "image", "data dir", "kennel hardening", "cli claude", "workspaces", "key claude", "database", "disk", "discord", "openrouter", "timezone"} {
+	for _, want := range []string{"config", "engine local", "image", "data dir", "kennel hardening", "cli claude", "workspaces", "key claude", "database", "disk", "discord", "openrouter", "timezone", "egress"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no check %q in %v", want, names)
 		}

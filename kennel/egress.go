@@ -304,3 +304,43 @@ func (k *Kennel) egressCall(ctx context.Context, ctr string, argv []string, stdi
 
 // errEgressNotAnswering: the proxy's control socket is not up (yet).
 var errEgressNotAnswering = errors.New("the proxy does not answer")
+
+// EgressHealth says whether the proxy runs and has a configuration. A
+// proxy that is not running is not an error: the next run makes it.
+func (k *Kennel) EgressHealth(ctx context.Context) (running bool, h egress.Health, err error) {
+	if k.cfg.Egress == nil {
+		return false, egress.Health{}, nil
+	}
+	info, err := k.docker.ContainerInspect(ctx, k.EgressName())
+	if cerrdefs.IsNotFound(err) {
+		return false, egress.Health{}, nil
+	}
+	if err != nil {
+		return false, egress.Health{}, fmt.Errorf("kennel: inspect %s: %w", k.EgressName(), classify(err))
+	}
+	if info.State == nil || !info.State.Running {
+		return false, egress.Health{}, nil
+	}
+	out, err := k.egressCall(ctx, info.ID, egress.HealthArgv(shim.Path), nil)
+	if err != nil {
+		return true, egress.Health{}, fmt.Errorf("kennel: egress health: %w", err)
+	}
+	if err := json.Unmarshal(out, &h); err != nil {
+		return true, egress.Health{}, fmt.Errorf("kennel: egress health: %w", err)
+	}
+	return true, h, nil
+}
+
+// CheckNetworks checks that the networks the proxy reaches out on exist.
+func (k *Kennel) CheckNetworks(ctx context.Context) error {
+	if k.cfg.Egress == nil {
+		return nil
+	}
+	var errs []error
+	for _, n := range k.egressNetworks() {
+		if _, err := k.docker.NetworkInspect(ctx, n, network.InspectOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("network %s: %w", n, classify(err)))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -140,6 +140,13 @@ func checkAll(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Repor
 	}
 	r.Add(ws)
 	r.Add(doctor.KeyChecks(hs, installed)...)
+	var engine kennel.Docker
+	if ok {
+		engine = local
+	}
+	ectx, ecancel := context.WithTimeout(ctx, doctorCheckTimeout)
+	r.Add(egressChecks(ectx, cfg, engine, log)...)
+	ecancel()
 	r.Add(doctor.DatabaseCheck(ctx, filepath.Join(cfg.DataDir, "fetch.db")))
 	r.Add(doctor.DiskCheck(cfg.DataDir))
 	dctx, cancel := context.WithTimeout(ctx, doctorCheckTimeout)

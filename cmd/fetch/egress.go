@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/doctor"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -157,4 +160,86 @@ func printHosts(w io.Writer, cfg Config, hosts []string, harnessName string) {
 	if d := harness.HostsOf(harness.Name(harnessName)); len(d) > 0 {
 		fmt.Fprintf(w, "Hosts %s reaches by default: %s\n", harnessName, strings.Join(d, ", "))
 	}
+}
+
+// egressChecks are fetch doctor's checks of the kennels' way out: that it
+// is on, that the networks it reaches out on exist, that its proxy answers
+// when it runs, that the hosts allowed to workspaces are hosts, and which
+// configured keys stay in the kennel.
+func egressChecks(ctx context.Context, cfg Config, local kennel.Docker, log *slog.Logger) []doctor.Check {
+	if !cfg.Egress {
+		return []doctor.Check{{Name: "egress", Status: doctor.Warn,
+			Detail: "off: the kennels are on Docker's default network and reach any host, with the coding CLIs' keys inside them",
+			Fix:    "unset " + envEgress + " (on is the default)"}}
+	}
+	var out []doctor.Check
+	if local != nil {
+		eg, _, err := kennelEgress(cfg)
+		if err != nil {
+			return append(out, doctor.Check{Name: "egress", Status: doctor.Fail, Detail: err.Error(), Fix: "remove " + filepath.Join(cfg.DataDir, egressKeyFile) + " to make a new key"})
+		}
+		k, err := kennel.New(local, kennel.Config{Image: cfg.KennelImage, User: kennelUserSpec(), Egress: eg}, log)
+		if err != nil {
+			return append(out, doctor.Check{Name: "egress", Status: doctor.Fail, Detail: err.Error()})
+		}
+		if err := k.CheckNetworks(ctx); err != nil {
+			out = append(out, doctor.Check{Name: "egress", Status: doctor.Fail, Detail: "the proxy cannot reach out: " + err.Error(),
+				Fix: "create the network or correct " + envEgressNets})
+		} else {
+			running, h, err := k.EgressHealth(ctx)
+			c := doctor.Check{Name: "egress", Status: doctor.OK}
+			switch {
+			case err != nil:
+				c.Status, c.Detail, c.Fix = doctor.Fail, "the proxy does not answer: "+err.Error(), "docker rm -f "+k.EgressName()+" (the next task makes it again)"
+			case !running:
+				c.Detail = "the kennels' only way out is the proxy; it starts with the first task (" + k.EgressName() + ")"
+			case h.Configured:
+				c.Detail = "the kennels' only way out is the proxy " + k.EgressName() + ", running and configured"
+			default:
+				c.Detail = "the proxy " + k.EgressName() + " runs and gets its configuration with the next task"
+			}
+			out = append(out, c)
+		}
+	}
+	dbPath := filepath.Join(cfg.DataDir, "fetch.db")
+	if _, err := os.Stat(dbPath); err != nil {
+		// No database yet: no hosts allowed yet either.
+	} else if db, err := store.Open(ctx, dbPath); err == nil {
+		hosts, err := db.WorkspaceHosts(ctx)
+		db.Close()
+		if err == nil {
+			var bad, all []string
+			for ws, hs := range hosts {
+				for _, h := range hs {
+					all = append(all, ws+": "+h)
+					if _, err := egress.CheckHost(h); err != nil {
+						bad = append(bad, ws+": "+h)
+					}
+				}
+			}
+			slices.Sort(all)
+			switch {
+			case len(bad) > 0:
+				out = append(out, doctor.Check{Name: "egress hosts", Status: doctor.Fail, Detail: "not hosts: " + strings.Join(bad, ", "), Fix: "fetch workspace hosts NAME remove HOST"})
+			case len(all) > 0:
+				out = append(out, doctor.Check{Name: "egress hosts", Status: doctor.OK, Detail: "allowed: " + strings.Join(all, ", ")})
+			}
+		}
+	}
+	reg := harness.NewRegistry()
+	for _, n := range reg.Names() {
+		a, _ := reg.Get(n)
+		var kept []string
+		for _, k := range harness.KeptKeys(a) {
+			if cfg.Credentials[k] != "" {
+				kept = append(kept, k)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, doctor.Check{Name: "egress " + string(n), Status: doctor.Warn,
+				Detail: strings.Join(kept, ", ") + " stays in the kennel: " + string(n) + " cannot be pointed at the proxy, so a prompt-injected run could send it to that CLI's own hosts",
+				Fix:    "prefer a harness whose key the proxy adds (claude, codex), or accept it"})
+		}
+	}
+	return out
 }

@@ -1,0 +1,101 @@
+package kennel_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/fetch-dev/fetch/internal/testkit"
+	"github.com/fetch-dev/fetch/kennel"
+	"github.com/fetch-dev/fetch/kennel/egress"
+)
+
+// egressEnv is an env whose kennels sit behind their way out, on the
+// networks given (none: Docker's default).
+func egressEnv(t *testing.T, networks ...string) (*env, kennel.EgressRun) {
+	t.Helper()
+	e := newEnv(t, func(c *kennel.Config) {
+		c.Egress = &kennel.Egress{ID: strings.ToLower(rand.Text()[:8]), Networks: networks}
+	})
+	t.Cleanup(func() {
+		e.removeContainers() // the network goes once no kennel is on it
+		if err := e.k.RemoveEgress(context.Background()); err != nil {
+			t.Errorf("RemoveEgress: %v", err)
+		}
+	})
+	key := []byte(rand.Text() + rand.Text())
+	return e, kennel.EgressRun{Config: egress.Config{Key: key}}
+}
+
+// TestEgressDownFailsAtOnce: a way out that cannot be made (its network
+// to the world is missing) fails the run before it starts, saying so.
+func TestEgressDownFailsAtOnce(t *testing.T) {
+	e, run := egressEnv(t, "fetch-test-no-such-network")
+	id := newTaskID()
+	run.Token = egress.Token(run.Config.Key, "ws", "claude", id)
+	_, l, err := e.exec(t.Context(), kennel.ExecSpec{Argv: []string{"true"}, TaskID: id, Egress: &run})
+	if !errors.Is(err, kennel.ErrEgressDown) || !strings.Contains(err.Error(), "the kennel's way out is down") {
+		t.Fatalf("err = %v, want ErrEgressDown", err)
+	}
+	if len(l.out()) != 0 {
+		t.Errorf("the run started: %q", l.out())
+	}
+}
+
+// TestEgressNoRouteOut: a kennel behind its way out reaches neither the
+// host machine (a server the test listens with on the bridge address)
+// nor names outside; its run names the proxy; a proxy that went away is
+// made again by the next run.
+func TestEgressNoRouteOut(t *testing.T) {
+	e, run := egressEnv(t)
+	ln, err := net.Listen("tcp", net.JoinHostPort(testkit.BridgeGateway(t), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var reached atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			reached.Add(1)
+			c.Close()
+		}
+	}()
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	script := `
+(exec 3<>/dev/tcp/` + host + `/` + port + `) 2>/dev/null && echo host:reached || echo host:refused
+getent hosts fetch-egress >/dev/null && echo proxy:resolves || echo proxy:unknown
+getent hosts deb.debian.org >/dev/null && echo outside:resolves || echo outside:unknown
+(exec 3<>/dev/tcp/fetch-egress/3128) 2>/dev/null && echo proxy:reached || echo proxy:refused
+case "$HTTPS_PROXY" in http://run:*@fetch-egress:3128) echo env:proxy ;; *) echo env:none ;; esac`
+	for round := range 2 {
+		id := newTaskID()
+		run.Token = egress.Token(run.Config.Key, "ws", "claude", id)
+		res, l, err := e.exec(t.Context(), kennel.ExecSpec{Argv: []string{"bash", "-c", script}, TaskID: id, Egress: &run})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("round %d: %v, exit %d", round, err, res.ExitCode)
+		}
+		got := strings.Join(l.out(), " ")
+		if want := "host:refused proxy:resolves outside:unknown proxy:reached env:proxy"; got != want {
+			t.Errorf("round %d: %q, want %q", round, got, want)
+		}
+		if round == 0 {
+			// The proxy goes away; the next run makes it again.
+			if err := e.docker.ContainerRemove(t.Context(), e.k.EgressName(), container.RemoveOptions{Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the host was reached %d times", n)
+	}
+}
