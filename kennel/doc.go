@@ -50,6 +50,18 @@
 // id and no files, so that a timeout or a cancellation can always stop them;
 // the cost is measured by BenchmarkDispatch against a bare SDK exec.
 //
+// Nothing is left between runs: a tracked run (with a TaskID) runs with the
+// shim's --sweep, which ends every process in the kennel but its init
+// (fetch-shim init, the image's entrypoint) and the trees of live execs
+// before its program starts and again after it ends (see package
+// kennel/shim); untracked execs do not sweep, so that they never cut one
+// another short, and the sweep never touches them. The image's entrypoint
+// is part of the image, whose ID is in the fingerprint, so a rebuilt image
+// recreates idle kennels; an older image's shim refuses --sweep
+// ("flag provided but not defined"), and a shim whose PID 1 is not
+// fetch-shim init refuses with shim.NoInitMessage: both mean "rebuild the
+// kennel image". BenchmarkTrackedRun measures a tracked run's start.
+//
 // Several engines: ParseEngines reads FETCH_ENGINES and Dial connects to an
 // engine over ssh (one connection per engine, golang.org/x/crypto/ssh, the
 // engine's socket dialed through it), TLS or a docker context; EnsureImage

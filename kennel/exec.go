@@ -178,9 +178,13 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 	return res, nil
 }
 
-// runOptions are the shim's run options for this kennel.
+// runOptions are the shim's run options for this kennel. A tracked run
+// sweeps the kennel (shim.RunOptions.Sweep): nothing of an earlier run is
+// alive when it starts, nothing of it when it ends. Untracked runs (git
+// reads, the kennel's own commands) do not, so that they never cut short
+// each other nor the tracked run; their descendants still end with them.
 func (k *Kennel) runOptions(ephemeral, stdin, inbox bool) shim.RunOptions {
-	return shim.RunOptions{Ephemeral: ephemeral, Grace: k.cfg.Grace, Stdin: stdin, Inbox: inbox}
+	return shim.RunOptions{Ephemeral: ephemeral, Sweep: !ephemeral, Grace: k.cfg.Grace, Stdin: stdin, Inbox: inbox}
 }
 
 // runSpec is a run of the shim, for Exec and Follow.

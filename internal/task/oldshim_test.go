@@ -17,6 +17,8 @@ func TestOldShim(t *testing.T) {
 	}{
 		{"no prepare command", harness.Outcome{ExitCode: shim.ExitUsage, StderrTail: `fetch-shim: unknown command "prepare"`}, true},
 		{"no --record", harness.Outcome{ExitCode: shim.ExitShimFailed, StderrTail: "flag provided but not defined: -record\nusage: ..."}, true},
+		{"no --sweep", harness.Outcome{ExitCode: shim.ExitShimFailed, StderrTail: "flag provided but not defined: -sweep\nusage: ..."}, true},
+		{"no fetch-shim init", harness.Outcome{ExitCode: shim.ExitShimFailed, StderrTail: "fetch-shim: run --sweep: " + shim.NoInitMessage + ` (it is "/usr/bin/tini -- sleep infinity"): rebuild the kennel image`}, true},
 		{"the CLI failed", harness.Outcome{ExitCode: 1, StderrTail: "Error: unknown command"}, false},
 		{"the run printed its worktree", harness.Outcome{ExitCode: shim.ExitShimFailed, StderrTail: "flag provided but not defined: -x", Prepared: []byte("{}")}, false},
 	}

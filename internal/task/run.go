@@ -310,11 +310,13 @@ func (e *Engine) readPrepared(ctx context.Context, t Task, out harness.Outcome) 
 
 // oldShim reports whether the run's kennel image has a fetch-shim older
 // than this Fetch, which refused the run's command line: no prepare
-// command, or no --record.
+// command, no --record or --sweep; or an image whose PID 1 is not the
+// shim's init (shim.NoInitMessage).
 func oldShim(out harness.Outcome) bool {
 	return out.Prepared == nil && out.Recorded == nil &&
 		(out.ExitCode == shim.ExitUsage && strings.Contains(out.StderrTail, "unknown command") ||
-			out.ExitCode == shim.ExitShimFailed && strings.Contains(out.StderrTail, "flag provided but not defined"))
+			out.ExitCode == shim.ExitShimFailed && (strings.Contains(out.StderrTail, "flag provided but not defined") ||
+				strings.Contains(out.StderrTail, shim.NoInitMessage)))
 }
 
 // unchanged checks, in the kennel, that an Ask run left its workspace as

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,8 +25,8 @@ func TestKennelImageHasTheShimAndNoCLIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Config.User != "10001:10001" || len(info.Config.Entrypoint) == 0 || info.Config.Entrypoint[0] != "/usr/bin/tini" {
-		t.Errorf("image config: user %q, entrypoint %q", info.Config.User, info.Config.Entrypoint)
+	if info.Config.User != "10001:10001" || !slices.Equal(info.Config.Entrypoint, []string{"/usr/local/bin/fetch-shim", "init"}) || len(info.Config.Cmd) != 0 {
+		t.Errorf("image config: user %q, entrypoint %q, cmd %q", info.Config.User, info.Config.Entrypoint, info.Config.Cmd)
 	}
 	// The tag is a content hash: asking again finds the same image.
 	if again := KennelImage(t); again != image {

@@ -56,6 +56,10 @@ type RunOptions struct {
 	// Record, when set, is a program the runner runs after the child
 	// (see RecordedPrefix), as RecordProgram encodes it.
 	Record string
+	// Sweep (a tracked run): before the child starts and after it ended,
+	// end every process in the kennel but init and the live docker execs'
+	// trees (see the package doc). Needs fetch-shim init as PID 1.
+	Sweep bool
 }
 
 // RunArgv is the argv that runs argv as task id under the shim.
@@ -72,6 +76,9 @@ func RunArgv(id string, o RunOptions, argv []string) []string {
 	}
 	if o.Inbox {
 		out = append(out, "--inbox")
+	}
+	if o.Sweep {
+		out = append(out, "--sweep")
 	}
 	if o.Record != "" {
 		out = append(out, "--record", o.Record)
@@ -118,7 +125,8 @@ func LogArgv(id string, follow bool) []string {
 func ForgetArgv(id string) []string { return []string{Path, CmdForget, "--task", id} }
 
 const usage = `usage:
-  fetch-shim run    --task ID [--ephemeral] [--stdin | --inbox] [--grace D] [--record JSON] -- argv...
+  fetch-shim run    --task ID [--ephemeral | --sweep] [--stdin | --inbox] [--grace D] [--record JSON] -- argv...
+  fetch-shim init
   fetch-shim send   --task ID [--close] [--timeout D] < message
   fetch-shim stop   --task ID [--grace D]
   fetch-shim status --task ID
@@ -138,7 +146,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
+	// No process of a task may read a shim's environment or take it over.
+	if err := undumpable(); err != nil {
+		fmt.Fprintf(stderr, "fetch-shim: undumpable: %v\n", err)
+		return ExitShimFailed
+	}
 	cmd := args[0]
+	if cmd == CmdInit {
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "fetch-shim: init: unexpected arguments %q\n", args[1:])
+			return ExitUsage
+		}
+		return runInit(ctx, stderr)
+	}
 	if cmd == CmdBatch {
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "fetch-shim: batch: unexpected arguments %q\n", args[1:])
@@ -163,8 +183,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cmd == CmdRun || cmd == CmdStop {
 		grace = flags.Duration("grace", DefaultGrace, "time from SIGINT to SIGKILL")
 	}
-	ephemeral, stdin, inbox, recordProgram := false, false, false, ""
+	ephemeral, stdin, inbox, recordProgram, sweepKennel := false, false, false, "", false
 	if cmd == CmdRun {
+		flags.BoolVar(&sweepKennel, "sweep", false, "before the child starts and after it ends, end every process in the kennel but init and live docker execs")
 		flags.StringVar(&recordProgram, "record", "", "a program (a JSON Batch) to run after the child; its result is the last stderr line")
 		flags.BoolVar(&ephemeral, "ephemeral", false, "keep no log and remove the task's files at the end")
 		flags.BoolVar(&stdin, "stdin", false, "give the child this program's stdin instead of /dev/null")
@@ -194,6 +215,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fetch-shim: negative grace %v\n", *grace)
 		return usageCode(cmd)
 	}
+	if ephemeral && sweepKennel {
+		fmt.Fprintf(stderr, "fetch-shim: run: --ephemeral and --sweep exclude each other\n")
+		return ExitShimFailed
+	}
 	if stdin && inbox {
 		fmt.Fprintf(stderr, "fetch-shim: run: --stdin and --inbox exclude each other\n")
 		return ExitShimFailed
@@ -213,7 +238,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fetch-shim: run: no command\n")
 			return ExitShimFailed
 		}
-		o := runOptions{dir: *dir, id: *id, ephemeral: ephemeral, stdin: stdin, inbox: inbox, grace: *grace, argv: flags.Args()}
+		o := runOptions{dir: *dir, id: *id, ephemeral: ephemeral, stdin: stdin, inbox: inbox, grace: *grace, argv: flags.Args(), sweep: sweepKennel}
 		if recordProgram != "" {
 			b, err := parseRecord(recordProgram)
 			if err != nil {

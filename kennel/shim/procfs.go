@@ -13,6 +13,7 @@ import (
 // proc is one process as /proc shows it.
 type proc struct {
 	pid   int
+	ppid  int // 0 for the container's init and for a process docker exec started
 	pgid  int
 	state byte   // R, S, D, Z, T, …
 	tag   string // value of TagEnv in its environment, "" when absent or unreadable
@@ -48,7 +49,7 @@ func scanProcs(root string) ([]proc, error) {
 	return procs, nil
 }
 
-// parseStat reads pid, state and process group from /proc/PID/stat. The command
+// parseStat reads pid, state, parent and process group from /proc/PID/stat. The command
 // name (field 2) is in parentheses and may itself contain spaces and
 // parentheses, so the fields after it are found from the last ')'.
 func parseStat(b []byte) (proc, error) {
@@ -66,11 +67,15 @@ func parseStat(b []byte) (proc, error) {
 	if len(rest) < 3 || len(rest[0]) != 1 {
 		return proc{}, errors.New("stat: too few fields")
 	}
+	ppid, err := strconv.Atoi(string(rest[1]))
+	if err != nil {
+		return proc{}, fmt.Errorf("stat: ppid: %w", err)
+	}
 	pgid, err := strconv.Atoi(string(rest[2]))
 	if err != nil {
 		return proc{}, fmt.Errorf("stat: pgrp: %w", err)
 	}
-	return proc{pid: pid, state: rest[0][0], pgid: pgid}, nil
+	return proc{pid: pid, ppid: ppid, state: rest[0][0], pgid: pgid}, nil
 }
 
 // envValue returns the value of key in a NUL-separated environment block.
@@ -84,23 +89,110 @@ func envValue(env []byte, key string) string {
 	return ""
 }
 
-// target selects a task's processes: the members of a process group (pgid > 0)
-// and every process tagged with the task id. exclude lists pids never to touch
-// (the caller itself, the runner).
+// initPID is the container's init. Its ppid is 0, as is that of every
+// process docker exec starts (its parent is outside the container's PID
+// namespace); an orphan is reparented to it, unless an ancestor of the orphan
+// is a child subreaper (every runner is one).
+const initPID = 1
+
+// lineage tells, from one /proc snapshot, which tree each process belongs to:
+// the tree of a docker exec (rooted at a ppid-0 process other than init) or
+// init's tree (orphans, and whatever they started).
+type lineage struct {
+	byPID map[int]proc
+	roots map[int]int
+}
+
+func newLineage(procs []proc) *lineage {
+	l := &lineage{byPID: make(map[int]proc, len(procs)), roots: make(map[int]int, len(procs))}
+	for _, p := range procs {
+		l.byPID[p.pid] = p
+	}
+	return l
+}
+
+// root returns the pid at the top of pid's ancestry: init (initPID) for an
+// orphan's tree, the ppid-0 process a docker exec started for an exec's
+// tree, or 0 when the ancestry is unknown (a parent vanished between the
+// reads, and the process is being reparented: the next snapshot knows).
+func (l *lineage) root(pid int) int {
+	var path []int
+	root := 0
+	for cur, hops := pid, 0; hops <= len(l.byPID); hops++ {
+		if r, ok := l.roots[cur]; ok {
+			root = r
+			break
+		}
+		p, ok := l.byPID[cur]
+		if !ok {
+			break // unknown
+		}
+		path = append(path, cur)
+		if p.ppid == 0 {
+			root = cur
+			break
+		}
+		cur = p.ppid
+	}
+	for _, p := range path {
+		l.roots[p] = root
+	}
+	return root
+}
+
+// descends reports whether pid is a descendant of anc (not anc itself).
+func (l *lineage) descends(pid, anc int) bool {
+	for cur, hops := pid, 0; hops <= len(l.byPID); hops++ {
+		p, ok := l.byPID[cur]
+		if !ok || p.ppid == 0 {
+			return false
+		}
+		if p.ppid == anc {
+			return true
+		}
+		cur = p.ppid
+	}
+	return false
+}
+
+// stray reports whether p lives in init's tree: started by nobody Fetch
+// still runs (an orphan, or a process an orphan started).
+func (l *lineage) stray(p proc) bool {
+	return p.pid != initPID && l.root(p.pid) == initPID
+}
+
+// target selects processes. Only two kinds are ever selected: strays (in
+// init's tree) and descendants of runner, the task's runner; a process in
+// the tree of any other live docker exec is never touched, whatever its
+// group or tag, so that a record naming another exec's group selects nothing
+// there. Among those: the members of process group pgid (pgid > 0), the
+// processes tagged with the task id, with descendants every descendant of
+// runner, and with strays every stray. exclude lists pids never to touch (the
+// caller itself).
 type target struct {
-	pgid    int
-	tag     string
-	exclude []int
+	pgid        int
+	tag         string
+	runner      int
+	descendants bool
+	strays      bool
+	exclude     []int
 }
 
 // members returns the live (not zombie) processes of t in procs.
 func members(procs []proc, t target) []proc {
+	l := newLineage(procs)
 	var out []proc
 	for _, p := range procs {
-		if p.state == 'Z' || p.state == 'X' || slices.Contains(t.exclude, p.pid) {
+		if p.state == 'Z' || p.state == 'X' || p.pid == initPID || slices.Contains(t.exclude, p.pid) {
 			continue
 		}
-		if (t.pgid > 0 && p.pgid == t.pgid) || (t.tag != "" && p.tag == t.tag) {
+		own := t.runner > 0 && l.descends(p.pid, t.runner)
+		stray := !own && l.stray(p)
+		if !own && !stray {
+			continue // another exec's, or not known yet
+		}
+		if own && t.descendants || stray && t.strays ||
+			t.pgid > 0 && p.pgid == t.pgid || t.tag != "" && p.tag == t.tag {
 			out = append(out, p)
 		}
 	}

@@ -40,6 +40,9 @@ type runOptions struct {
 	argv      []string
 	// record, when set, runs after the child (see RecordedPrefix).
 	record *Batch
+	// sweep: clear the kennel before the child starts and after it ended
+	// (clearKennel), for a tracked run.
+	sweep bool
 }
 
 // runTask is the run command. It returns the exit code for the shim to exit
@@ -50,7 +53,24 @@ func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fetch-shim: "+format+"\n", args...)
 		return ExitShimFailed
 	}
-	if err := t.ensureDir(); err != nil {
+	// A subreaper, so that what double-forks out of the child comes back
+	// to the runner, which ends it with the rest of the run.
+	if err := becomeSubreaper(); err != nil {
+		return fail("subreaper: %v", err)
+	}
+	if o.sweep {
+		// Nothing of an earlier run may see this one: clear the kennel
+		// first, then the state directory, before anything is written.
+		if err := checkInit("/proc"); err != nil {
+			return fail("run --sweep: %v", err)
+		}
+		if err := clearKennel(ctx, "/proc"); err != nil {
+			return fail("task %s: clear the kennel: %v", o.id, err)
+		}
+		if err := t.repairDir(); err != nil {
+			return fail("task %s: %v", o.id, err)
+		}
+	} else if err := t.ensureDir(); err != nil {
 		return fail("%v", err)
 	}
 	lock, err := t.lock()
@@ -80,6 +100,13 @@ func runTask(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	first := &firstLine{}
 	code, exitErr := runChild(ctx, t, o, lw, in, first, stdout, stderr)
+	if o.sweep {
+		// The run's processes are gone; undo what they did to the state
+		// directory before the records are written there.
+		if err := t.repairDir(); err != nil {
+			fmt.Fprintf(stderr, "fetch-shim: task %s: %v\n", o.id, err)
+		}
+	}
 	if o.record != nil && exitErr == nil {
 		if err := record(ctx, o.record, first, lw, stderr); err != nil {
 			fmt.Fprintf(stderr, "fetch-shim: task %s: %v\n", o.id, err)
@@ -143,7 +170,7 @@ func runChild(ctx context.Context, t task, o runOptions, lw *logWriter, in *inbo
 	// that a vanished reader of our stdout does not kill the runner.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	signal.Notify(sigs, syscall.SIGPIPE)
+	signal.Notify(sigs, syscall.SIGPIPE, syscall.SIGCHLD)
 	defer signal.Stop(sigs)
 
 	startErr := cmd.Start()
@@ -172,7 +199,11 @@ relay:
 	for {
 		select {
 		case sig := <-sigs:
-			if sig == syscall.SIGPIPE {
+			switch sig {
+			case syscall.SIGPIPE:
+				continue
+			case syscall.SIGCHLD:
+				reapOrphans("/proc", pgid) // the child is Wait's
 				continue
 			}
 			kill(-pgid, sig.(syscall.Signal))
@@ -182,11 +213,14 @@ relay:
 	}
 	code := exitCode(cmd.ProcessState)
 
-	// The leader is gone; whatever is left of the task goes too.
-	tg := target{pgid: pgid, tag: o.id, exclude: []int{os.Getpid()}}
-	if err := sweep(ctx, "/proc", tg, o.grace); err != nil {
+	// The leader is gone; whatever is left of the task goes too: its group,
+	// its tag, every descendant of the runner (a subreaper: what
+	// double-forked came back to it) and, for a tracked run, every stray.
+	tg := target{pgid: pgid, tag: o.id, runner: os.Getpid(), descendants: true, strays: o.sweep, exclude: []int{os.Getpid()}}
+	if err := sweep(ctx, "/proc", tg, escalation(o.grace)); err != nil {
 		fmt.Fprintf(stderr, "fetch-shim: task %s: clean up: %v\n", o.id, err)
 	}
+	reapAll() // the child was waited for; the rest were reparented here
 	drained := make(chan struct{})
 	go func() { copiers.Wait(); close(drained) }()
 	timer := time.NewTimer(drainTimeout)

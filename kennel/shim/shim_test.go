@@ -44,8 +44,8 @@ func TestParseStat(t *testing.T) {
 		want    proc
 		wantErr bool
 	}{
-		{"plain", "42 (sleep) S 1 42 42 0 -1 4194560 100", proc{pid: 42, state: 'S', pgid: 42}, false},
-		{"spaces and parens in name", "77 (a) b (c)) Z 5 70 70 0", proc{pid: 77, state: 'Z', pgid: 70}, false},
+		{"plain", "42 (sleep) S 1 42 42 0 -1 4194560 100", proc{pid: 42, ppid: 1, state: 'S', pgid: 42}, false},
+		{"spaces and parens in name", "77 (a) b (c)) Z 5 70 70 0", proc{pid: 77, ppid: 5, state: 'Z', pgid: 70}, false},
 		{"no name", "77 S 5 70", proc{}, true},
 		{"truncated", "77 (x) S 5", proc{}, true},
 		{"bad pgrp", "77 (x) S 5 x", proc{}, true},
@@ -75,13 +75,16 @@ func TestEnvValue(t *testing.T) {
 
 func TestMembers(t *testing.T) {
 	procs := []proc{
-		{pid: 10, pgid: 10, state: 'S'},             // group leader
-		{pid: 11, pgid: 10, state: 'Z'},             // zombie: gone
-		{pid: 12, pgid: 12, state: 'S', tag: "t1"},  // escaped, tagged
-		{pid: 13, pgid: 13, state: 'S', tag: "t2"},  // another task
-		{pid: 14, pgid: 10, state: 'R'},             // the caller itself
-		{pid: 15, pgid: 15, state: 'S', tag: "t1x"}, // longer tag
-		{pid: 16, pgid: 16, state: 'D', tag: "t1"},  // uninterruptible, still alive
+		{pid: 1, ppid: 0, pgid: 1, state: 'S', tag: "t1"},    // init: never
+		{pid: 10, ppid: 1, pgid: 10, state: 'S'},             // group leader
+		{pid: 11, ppid: 10, pgid: 10, state: 'Z'},            // zombie: gone
+		{pid: 12, ppid: 1, pgid: 12, state: 'S', tag: "t1"},  // escaped, tagged
+		{pid: 13, ppid: 1, pgid: 13, state: 'S', tag: "t2"},  // another task
+		{pid: 14, ppid: 1, pgid: 10, state: 'R'},             // the caller itself
+		{pid: 15, ppid: 1, pgid: 15, state: 'S', tag: "t1x"}, // longer tag
+		{pid: 16, ppid: 1, pgid: 16, state: 'D', tag: "t1"},  // uninterruptible, still alive
+		{pid: 20, ppid: 0, pgid: 20, state: 'S'},             // a docker exec
+		{pid: 21, ppid: 20, pgid: 10, state: 'S', tag: "t1"}, // in its tree: never
 	}
 	got := pidsOf(members(procs, target{pgid: 10, tag: "t1", exclude: []int{14}}))
 	if diff := cmp.Diff([]int{10, 12, 16}, got); diff != "" {
@@ -89,6 +92,40 @@ func TestMembers(t *testing.T) {
 	}
 	if got := members(procs, target{tag: "none"}); len(got) != 0 {
 		t.Errorf("members of an unknown task = %v", got)
+	}
+}
+
+// TestMembersSparesLiveExecs: strays are init's tree; a live exec's tree is
+// touched only when it is the task's runner's, and its descendants are
+// selected whatever their group, session or tag.
+func TestMembersSparesLiveExecs(t *testing.T) {
+	procs := []proc{
+		{pid: 1, ppid: 0, pgid: 1, state: 'S'},    // init
+		{pid: 30, ppid: 1, pgid: 30, state: 'S'},  // a daemon left by an earlier run
+		{pid: 31, ppid: 30, pgid: 31, state: 'S'}, // and its child, in a session of its own
+		{pid: 40, ppid: 0, pgid: 40, state: 'S'},  // an exec: a read of git
+		{pid: 41, ppid: 40, pgid: 41, state: 'S'}, // its child
+		{pid: 50, ppid: 0, pgid: 50, state: 'S'},  // the runner (an exec)
+		{pid: 51, ppid: 50, pgid: 51, state: 'S'}, // its child
+		{pid: 52, ppid: 50, pgid: 52, state: 'S'}, // double-forked, reparented to the runner
+		{pid: 53, ppid: 52, pgid: 53, state: 'Z'}, // gone
+		{pid: 60, ppid: 99, pgid: 60, state: 'S'}, // parent vanished meanwhile: unknown yet
+	}
+	tests := []struct {
+		name string
+		t    target
+		want []int
+	}{
+		{"strays", target{strays: true, exclude: []int{50}}, []int{30, 31}},
+		{"the runner's end", target{runner: 50, descendants: true, strays: true, exclude: []int{50}}, []int{30, 31, 51, 52}},
+		{"ephemeral end", target{runner: 50, descendants: true, exclude: []int{50}}, []int{51, 52}},
+		{"stop with a forged group", target{pgid: 41, tag: "x"}, nil},
+		{"stop of the runner's group", target{pgid: 51, runner: 50}, []int{51}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, pidsOf(members(procs, tt.t))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
 
@@ -113,7 +150,7 @@ func TestScanProcsReadsFakeProc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []proc{{pid: 5, pgid: 5, state: 'S', tag: "job"}, {pid: 6, pgid: 5, state: 'S'}}
+	want := []proc{{pid: 5, ppid: 1, pgid: 5, state: 'S', tag: "job"}, {pid: 6, ppid: 5, pgid: 5, state: 'S'}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(proc{})); diff != "" {
 		t.Errorf("scanProcs (-want +got):\n%s", diff)
 	}

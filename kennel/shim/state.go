@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,18 +98,61 @@ type task struct {
 
 func (t task) path(suffix string) string { return filepath.Join(t.dir, t.id+suffix) }
 
-// ensureDir creates the state directory, private to the kennel user.
+// ensureDir creates the state directory, private to the kennel user, and
+// checks that it and its parent are directories of this user, not links to
+// somewhere else: the shim writes its records there by name.
 func (t task) ensureDir() error {
 	if err := os.MkdirAll(t.dir, 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)
 	}
+	for _, d := range []string{filepath.Dir(t.dir), t.dir} {
+		if err := ownDir(d); err != nil {
+			return fmt.Errorf("state dir: %w", err)
+		}
+	}
 	return nil
+}
+
+// errNotOwnDir: a path the shim keeps state under is not a directory of its
+// own user (a link, a file, another user's).
+var errNotOwnDir = errors.New("not a directory of this user")
+
+func ownDir(path string) error {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !info.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s: %w", path, errNotOwnDir)
+	}
+	return nil
+}
+
+// repairDir is ensureDir for a run that has just cleared the kennel: a state
+// directory (or parent) that is not the shim's is removed and made again,
+// and what the shim never writes there is removed (scrub).
+func (t task) repairDir() error {
+	for _, d := range []string{filepath.Dir(t.dir), t.dir} {
+		if err := ownDir(d); errors.Is(err, errNotOwnDir) {
+			if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("state dir: %w", err)
+			}
+		}
+	}
+	if err := t.ensureDir(); err != nil {
+		return err
+	}
+	if err := os.Chmod(t.dir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	return scrub(t.dir)
 }
 
 // lock takes the runner's exclusive lock without waiting. It returns
 // errTaskBusy when another runner holds it.
 func (t task) lock() (*os.File, error) {
-	f, err := os.OpenFile(t.path(lockSuffix), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(t.path(lockSuffix), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -126,7 +170,7 @@ var errTaskBusy = errors.New("task is already running")
 
 // running reports whether a runner holds the task's lock.
 func (t task) running() (bool, error) {
-	f, err := os.Open(t.path(lockSuffix))
+	f, err := os.OpenFile(t.path(lockSuffix), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -175,7 +219,7 @@ func (t task) requestStop() error {
 	if _, err := os.Stat(t.path(lockSuffix)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	f, err := os.OpenFile(t.path(stopSuffix), os.O_WRONLY|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(t.path(stopSuffix), os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("stop marker: %w", err)
 	}
@@ -206,12 +250,22 @@ func (t task) remove(suffixes ...string) error {
 
 // readJSON reads a record; a missing file is (false, nil). A file that does not
 // parse is reported as missing too: records are written by rename, so that can
-// only be a file being replaced, and the caller's next look will see it.
+// only be a file being replaced, and the caller's next look will see it. A
+// record that is not a regular file (a link: the shim never writes one) is
+// refused.
 func readJSON(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return false, fmt.Errorf("%s: not a record the shim wrote", filepath.Base(path))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxRecord))
 	if err != nil {
 		return false, err
 	}
@@ -221,14 +275,31 @@ func readJSON(path string, v any) (bool, error) {
 	return true, nil
 }
 
+// maxRecord bounds what readJSON reads of a record (they are a few hundred
+// bytes).
+const maxRecord = 64 << 10
+
 // writeJSON replaces path atomically: readers see the old record or the new one.
+// The temporary file is made anew (O_EXCL), so that a link left in its place
+// is not followed.
 func writeJSON(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -281,7 +352,11 @@ func (t task) info(procs []proc) (TaskInfo, error) {
 		ti.Exit = &exit
 	}
 	ti.HasLog = t.hasLog()
-	ti.Pids = pidsOf(members(procs, target{pgid: groupOf(pid, hasPid, hasExit), tag: t.id}))
+	tg := target{pgid: groupOf(pid, hasPid, hasExit), tag: t.id}
+	if running && hasPid {
+		tg.runner = pid.Runner
+	}
+	ti.Pids = pidsOf(members(procs, tg))
 	ti.Known = running || hasPid || hasExit || ti.HasLog || len(ti.Pids) > 0
 	if ti.Known && !running && !hasExit && hasPid {
 		// The runner died without recording the exit: it was killed.

@@ -38,17 +38,18 @@ func escalation(grace time.Duration) []phase {
 	}
 }
 
-// sweep signals the processes of t with the escalation until none is left.
+// sweep signals the processes of t with the phases (escalation, killOnly)
+// until none is left.
 // Process-group members get the group signal once per phase (a second SIGINT
 // makes some CLIs abort hard); tagged processes outside the group are signalled
 // one by one, including ones that appear during the phase. SIGKILL is repeated
 // on every tick so that nothing forked in between survives.
-func sweep(ctx context.Context, procRoot string, t target, grace time.Duration) error {
+func sweep(ctx context.Context, procRoot string, t target, phases []phase) error {
 	start := time.Now()
 	tick := time.NewTicker(ScanInterval)
 	defer tick.Stop()
 	var left []proc
-	for _, ph := range escalation(grace) {
+	for _, ph := range phases {
 		deadline := time.NewTimer(time.Until(start.Add(ph.end)))
 		signalled := make(map[int]bool)
 		groupSignalled := false
@@ -115,7 +116,10 @@ func stopTask(ctx context.Context, dir, id string, grace time.Duration) error {
 		return err
 	}
 	tg := target{pgid: groupOf(pid, hasPid, hasExit), tag: id, exclude: []int{os.Getpid()}}
-	if err := sweep(ctx, "/proc", tg, grace); err != nil {
+	if running, err := t.running(); err == nil && running && hasPid {
+		tg.runner = pid.Runner // alive, so its pid is its own
+	}
+	if err := sweep(ctx, "/proc", tg, escalation(grace)); err != nil {
 		return err
 	}
 	runnerWait := killWait
