@@ -38,11 +38,7 @@ func (e *ConflictError) Error() string {
 
 // Finding is a secret in the work: where, and by which rule (never the
 // secret).
-type Finding struct {
-	Path string
-	Line int
-	Rule string
-}
+type Finding = redact.PatchFinding
 
 // maxNamed bounds the findings an error names.
 const maxNamed = 10
@@ -52,11 +48,7 @@ const maxNamed = 10
 type SecretsError struct{ Findings []Finding }
 
 func (e *SecretsError) Error() string {
-	fs := make([]redact.PatchFinding, len(e.Findings))
-	for i, f := range e.Findings {
-		fs[i] = redact.PatchFinding(f)
-	}
-	return "nothing was pushed: the work holds what look like secrets: " + redact.DescribeFindings(fs, maxNamed) +
+	return "nothing was pushed: the work holds what look like secrets: " + redact.DescribeFindings(e.Findings, maxNamed) +
 		". Remove them from the branch's history, then ship again."
 }
 

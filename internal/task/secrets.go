@@ -14,11 +14,7 @@ type SecretFinder interface {
 const maxNamedFindings = 10
 
 // SecretFinding is a secret in a task's work: where, and by which rule.
-type SecretFinding struct {
-	Path string
-	Line int
-	Rule string
-}
+type SecretFinding = redact.PatchFinding
 
 // SecretsError: the work holds secrets, so nothing was committed.
 type SecretsError struct {
@@ -28,11 +24,7 @@ type SecretsError struct {
 }
 
 func (e *SecretsError) Error() string {
-	fs := make([]redact.PatchFinding, len(e.Findings))
-	for i, f := range e.Findings {
-		fs[i] = redact.PatchFinding(f)
-	}
-	return "nothing was committed: the work holds what look like secrets: " + redact.DescribeFindings(fs, maxNamedFindings) +
+	return "nothing was committed: the work holds what look like secrets: " + redact.DescribeFindings(e.Findings, maxNamedFindings) +
 		". Remove them from the worktree, then commit by hand or run the task again."
 }
 
@@ -43,10 +35,7 @@ func (e *Engine) scanWork(t *Task, patch string, truncated bool) error {
 	if e.cfg.Secrets == nil {
 		return nil
 	}
-	var found []SecretFinding
-	for _, f := range redact.FindInPatch(e.cfg.Secrets.Find, patch) {
-		found = append(found, SecretFinding(f))
-	}
+	found := redact.FindInPatch(e.cfg.Secrets.Find, patch)
 	if truncated {
 		e.log.Warn("the work was scanned for secrets only in part: its patch is over the output bound", "task", t.ID)
 	}
