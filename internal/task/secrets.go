@@ -33,11 +33,12 @@ type SecretsError struct {
 
 func (e *SecretsError) Error() string {
 	if len(e.Findings) == 0 && e.Incomplete {
-		return "nothing was committed: the work is too large to be scanned whole for secrets (over the scan's bound), " +
+		return "the work was not taken (Fetch committed nothing, and nothing is in its repository): it is too large to be scanned whole for secrets, " +
 			"and no work is taken unscanned. Make it smaller (fewer or smaller files, no large binaries), then commit by hand or run the task again."
 	}
-	return "nothing was committed: the work holds what look like secrets: " + redact.DescribeFindings(e.Findings, maxNamedFindings) +
-		". Remove them from the worktree and from the branch's commits (their messages and authors included), then commit by hand or run the task again."
+	return "the work was not taken (Fetch committed nothing, and nothing is in its repository): it holds what look like secrets: " +
+		redact.DescribeFindings(e.Findings, maxNamedFindings) +
+		". Remove them from the worktree, and from the branch's commits that hold them (messages and authors too), then commit by hand or run the task again."
 }
 
 // scanWork looks for secrets in the lines the work adds: the patch from
