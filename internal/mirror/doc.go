@@ -31,8 +31,8 @@
 // that is there (otherwise one cat-file tells). So the usual path costs
 // three host git processes: index-pack, diff and log.
 //
-// Nothing enters the mirror before Land: the caller scans the diff
-// between Stage and Land, and drops what it refuses. Land, under the
+// Nothing enters the mirror before Land: the caller scans the staged work
+// (Staged.Scan) between Stage and Land, and drops what it refuses. Land, under the
 // workspace's lock, renames the pack's files into the mirror's
 // objects/pack (the .pack before the .idx: git finds a pack by its index)
 // and forces refs/heads/BRANCH to the tip with update-ref. Past 16 packs,
@@ -58,6 +58,34 @@
 // classified from git's stderr and push's porcelain status (git gives no
 // structured code for them): ErrAuth, ErrRepoNotFound, ErrNetwork,
 // ErrRejected, ErrNonFastForward.
+//
+// # Secret scan
+//
+// A push sends every commit of a branch, not its diff: a file added in
+// one commit and removed in the next, a commit message, an author's email
+// all reach the remote. So Scan and Staged.Scan read every commit of
+// BASE..TIP, by two host git commands for the whole range. The first is
+// one git log that prints, after a line of its own per commit (a NUL
+// first, which no line of a patch has), the lines the commit adds over
+// its first parent: --text (a binary file, or one that .gitattributes
+// calls binary, is read as text; a bare mirror reads no .gitattributes of
+// the work anyway), --no-textconv, --no-ext-diff, --no-renames,
+// --unified=0. A root commit in the range adds its whole tree (--root). A
+// merge adds what it has over its first parent (--diff-merges=
+// first-parent): the commits of its other parents in the range are
+// scanned on their own, and every line of the merge's tree is then either
+// in its first parent's or added by it, so nothing is in a tree of the
+// range that no scanned commit added or that was not in the base's
+// history already. The second is one cat-file --batch of the commits'
+// objects, read as bytes as git stores them: the author and committer
+// (name and email), the other headers (but tree and parent), and the
+// message, not re-encoded and whole past a NUL, where git log would stop.
+// A finding names the commit (12 hex digits), the place (file and line,
+// message and line, author, committer, header), and the rule.
+//
+// What either command prints is bounded (Config.MaxScan, 64 MiB each):
+// work over it is not scanned in part but refused, an error wrapping
+// ErrScanIncomplete, and the callers take nothing nor push anything then.
 //
 // # Rebase without a working tree
 //

@@ -13,6 +13,10 @@ var (
 	ErrInvalid = errors.New("invalid argument")
 	// ErrTooLarge: a bundle or an output went over its bound.
 	ErrTooLarge = errors.New("too large")
+	// ErrScanIncomplete: a secret scan could not read all of the work
+	// (its patches or commits are over the scan's bound). Nothing is
+	// scanned in part: the work must not land nor be pushed.
+	ErrScanIncomplete = errors.New("the work could not be scanned whole for secrets")
 	// ErrBadBundle: what the kennel sent is not the bundle asked for (not
 	// a bundle, another ref, a tip that is not a commit in it, objects
 	// failing fsck or naming objects that are nowhere).

@@ -17,8 +17,6 @@ import (
 const (
 	// maxOutput bounds the stdout kept of a command.
 	maxOutput = 8 << 20
-	// maxDiff bounds the patch Scan reads.
-	maxDiff = 64 << 20
 	// maxStderr bounds the stderr tail an error carries.
 	maxStderr = 2 << 10
 	// waitDelay bounds the wait for a killed git's pipes.

@@ -100,6 +100,7 @@ func (m *Mirror) StageImport(ctx context.Context, r Ref) (*Staged, Changes, erro
 	if err != nil {
 		return nil, Changes{}, fmt.Errorf("%s: %w", op, err)
 	}
+	s.base = r.Base
 	ch, err := m.changes(ctx, s, r.Base)
 	if err != nil {
 		s.Drop()

@@ -27,6 +27,8 @@ const (
 	// DefaultTransferTimeout bounds a transfer: a bundle out of or into a
 	// kennel, a fetch or push over the network.
 	DefaultTransferTimeout = 10 * time.Minute
+	// DefaultMaxScan bounds what a secret scan reads.
+	DefaultMaxScan = 64 << 20
 )
 
 // Identity is a git author or committer.
@@ -59,6 +61,11 @@ type Config struct {
 	// MaxBundle bounds a bundle out of a kennel (staged, taken or
 	// imported); DefaultMaxBundle when 0.
 	MaxBundle int64
+	// MaxScan bounds what a secret scan (Scan, Staged.Scan) reads of a
+	// range: the patches of its commits, and, apart, their commit objects;
+	// DefaultMaxScan when 0. Work over it is not scanned, nor taken
+	// (ErrScanIncomplete).
+	MaxScan int
 	// Timeout bounds a local git command; DefaultTimeout when 0.
 	Timeout time.Duration
 	// TransferTimeout bounds a transfer; DefaultTransferTimeout when 0.
@@ -91,6 +98,9 @@ func New(cfg Config) (*Mirror, error) {
 	}
 	if cfg.MaxBundle <= 0 {
 		cfg.MaxBundle = DefaultMaxBundle
+	}
+	if cfg.MaxScan <= 0 {
+		cfg.MaxScan = DefaultMaxScan
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout

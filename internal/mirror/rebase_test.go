@@ -78,31 +78,3 @@ func TestRebase(t *testing.T) {
 		t.Errorf("bundle left in the kennel: %s", left)
 	}
 }
-
-func TestScan(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	main := e.mustImport(e.ref("main", ""))
-	key := "AKIAZ3MHQ4XJ7KW2PLNB"
-	e.sh(`git checkout -q -b fetch/t1 && printf '[default]\nregion = eu-west-1\naws_access_key_id = ` + key + `\n' > creds.ini && echo fine >> a.txt && git add . && git commit -qm creds`)
-	tip := e.mustImport(e.ref("fetch/t1", main))
-	found, err := e.m.Scan(ctx, e.name, main, "refs/heads/fetch/t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []mirror.Finding{{Path: "creds.ini", Line: 3, Rule: "aws-access-token"}}
-	if diff := cmp.Diff(want, found); diff != "" {
-		t.Errorf("findings (-want +got):\n%s", diff)
-	}
-	for _, f := range found {
-		if strings.Contains(f.Path+f.Rule, key) {
-			t.Errorf("a finding holds the key: %+v", f)
-		}
-	}
-	// Removing the secret adds none.
-	e.sh(`git rm -q creds.ini && git commit -qm "no creds"`)
-	e.mustImport(e.ref("fetch/t1", main))
-	if found, err := e.m.Scan(ctx, e.name, tip, "refs/heads/fetch/t1"); err != nil || len(found) != 0 {
-		t.Errorf("scan of a removal: %v, %v", found, err)
-	}
-}

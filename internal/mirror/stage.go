@@ -28,6 +28,7 @@ type Staged struct {
 	ws     string
 	branch string
 	tip    string
+	base   string      // what Scan scans from (Stage's base, StageImport's Ref.Base)
 	dir    string      // the workspace's mirror
 	mirror os.FileInfo // dir when staged: Land refuses a mirror made anew since
 	q      string      // the quarantine object directory; "" when no pack was needed
@@ -92,6 +93,7 @@ func (m *Mirror) Stage(ctx context.Context, ws, branch, base string, bundle io.R
 	if err != nil {
 		return nil, Changes{}, fmt.Errorf("%s: %w", op, err)
 	}
+	s.base = base
 	ch, err := m.changes(ctx, s, base)
 	if err != nil {
 		s.Drop()

@@ -6,12 +6,57 @@ import (
 	"strings"
 )
 
-// PatchFinding is a secret in the lines a patch adds: the file, its line in
-// the new file, and the rule that matched. It never holds the secret.
+// Place is where in a commit a finding is.
+type Place string
+
+// Places in a commit.
+const (
+	// InFile: a line the commit (or patch) adds to the file Path; Line is
+	// its line in the new file.
+	InFile Place = ""
+	// InMessage: the commit message; Line is the message's line.
+	InMessage Place = "commit message"
+	// InAuthor, InCommitter: the name or email of the commit's author or
+	// committer; no Line.
+	InAuthor    Place = "author"
+	InCommitter Place = "committer"
+	// InHeader: another header of the commit object (encoding, gpgsig,
+	// mergetag, or one git does not know); Line is the object's line.
+	InHeader Place = "commit header"
+)
+
+// PatchFinding is a secret in the lines a patch adds, or in a commit: the
+// commit (its short hash, when there is one), the place in it, the file
+// and its line in the new file (for InFile), and the rule that matched. It
+// never holds the secret.
 type PatchFinding struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-	Rule string `json:"rule"`
+	Commit string `json:"commit,omitempty"`
+	In     Place  `json:"in,omitempty"`
+	Path   string `json:"path"`
+	Line   int    `json:"line"`
+	Rule   string `json:"rule"`
+}
+
+// String names f as "commit C: PLACE (RULE)", PLACE being "path:line",
+// "commit message, line N", "author", "committer" or "commit header, line
+// N" ("commit C: " left out when there is no commit): never the secret.
+func (f PatchFinding) String() string {
+	var b strings.Builder
+	if f.Commit != "" {
+		fmt.Fprintf(&b, "commit %s: ", f.Commit)
+	}
+	switch f.In {
+	case InFile:
+		fmt.Fprintf(&b, "%s:%d", f.Path, f.Line)
+	case InMessage, InHeader:
+		fmt.Fprintf(&b, "%s, line %d", f.In, f.Line)
+	case InAuthor, InCommitter:
+		b.WriteString(string(f.In))
+	default:
+		fmt.Fprintf(&b, "%q", f.In)
+	}
+	fmt.Fprintf(&b, " (%s)", f.Rule)
+	return b.String()
 }
 
 // FindInPatch runs find (a Redactor's Find, or a fake) over the lines a
@@ -81,8 +126,8 @@ func addedLines(patch string) []addedFile {
 	return out
 }
 
-// DescribeFindings names findings as "path:line (rule)", comma separated,
-// at most max of them and then how many more: never the secrets.
+// DescribeFindings names findings as PatchFinding.String does, separated
+// by "; ", at most max of them and then how many more: never the secrets.
 func DescribeFindings(fs []PatchFinding, max int) string {
 	var b strings.Builder
 	for i, f := range fs {
@@ -91,9 +136,9 @@ func DescribeFindings(fs []PatchFinding, max int) string {
 			break
 		}
 		if i > 0 {
-			b.WriteString(", ")
+			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s:%d (%s)", f.Path, f.Line, f.Rule)
+		b.WriteString(f.String())
 	}
 	return b.String()
 }

@@ -1,9 +1,12 @@
-// Package ship takes a task's finished branch off the machine: it imports
-// the branch from the workspace's kennel into Fetch's own bare repository
-// (package mirror), rebases it onto the latest base branch fetched from
-// GitHub, scans what it adds for secrets, pushes it with Fetch's token and
-// opens a pull request (package github). It also follows the pull request
-// (merged, closed) and carries out Merge and Close.
+// Package ship takes a task's finished branch off the machine: it stages
+// the branch from the workspace's kennel in Fetch's own bare repository
+// (package mirror), scans every commit it has over the task's base for
+// secrets (lines added, binary files as text, messages, authors) and lands
+// it only when none holds any, rebases it onto the latest base branch
+// fetched from GitHub, scans the rebased commits again, pushes them with
+// Fetch's token and opens a pull request (package github). Work too large
+// to be scanned whole is neither landed nor pushed. It also follows the
+// pull request (merged, closed) and carries out Merge and Close.
 //
 // Every workspace has a shipping mode (table workspace_ship): pr-required
 // (the default: push and open a pull request, never touch the base

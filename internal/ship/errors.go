@@ -36,28 +36,29 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("the work conflicts with the latest %s in %s; nothing was pushed", e.Base, strings.Join(e.Files, ", "))
 }
 
-// Finding is a secret in the work: where, and by which rule (never the
-// secret).
-type Finding struct {
-	Path string
-	Line int
-	Rule string
-}
+// Finding is a secret in the work: commit, where in it, line and rule
+// (never the secret).
+type Finding = redact.PatchFinding
 
 // maxNamed bounds the findings an error names.
 const maxNamed = 10
 
-// SecretsError: what the branch adds holds what look like secrets; nothing
-// was pushed.
-type SecretsError struct{ Findings []Finding }
+// SecretsError: the branch's commits hold what look like secrets, or
+// could not be scanned whole (Incomplete); nothing was pushed.
+type SecretsError struct {
+	Findings []Finding
+	// Incomplete: the commits are over the scan's bound
+	// (mirror.ErrScanIncomplete); nothing is pushed unscanned.
+	Incomplete bool
+}
 
 func (e *SecretsError) Error() string {
-	fs := make([]redact.PatchFinding, len(e.Findings))
-	for i, f := range e.Findings {
-		fs[i] = redact.PatchFinding(f)
+	if len(e.Findings) == 0 && e.Incomplete {
+		return "nothing was pushed: the branch's commits are too large to be scanned whole for secrets (over the scan's bound), " +
+			"and no commit leaves unscanned. Make the work smaller (fewer or smaller files, no large binaries), then ship again."
 	}
-	return "nothing was pushed: the work holds what look like secrets: " + redact.DescribeFindings(fs, maxNamed) +
-		". Remove them from the branch's history, then ship again."
+	return "nothing was pushed: the branch's commits hold what look like secrets: " + redact.DescribeFindings(e.Findings, maxNamed) +
+		". Remove them from the branch's history (every commit, its message and author included), then ship again."
 }
 
 // Advice is a shipping failure as the owner reads it: what happened and

@@ -146,7 +146,9 @@ type Result struct {
 // already open (shipping again is safe). It fails with ErrLocal for a local
 // workspace, ErrNoRemote when the workspace has no GitHub repository,
 // *ConflictError when the branch does not rebase onto the latest base,
-// *SecretsError when what it adds holds secrets, and the github package's
+// *SecretsError when a commit it adds holds secrets or the commits are too
+// large to be scanned whole (before they land in the mirror, and again
+// after the rebase), and the github package's
 // errors (no token, no permission, …). Nothing is pushed unless all checks
 // pass, and a pushed branch whose pull request could not be opened is
 // deleted again.
@@ -181,8 +183,8 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("ship: fetch %s from %s/%s: %w", base, st.Remote.Owner, st.Remote.Repo, err)
 	}
-	if _, err := s.mirror.Import(ctx, mirror.Ref{Workspace: w.Workspace, Path: w.Path, Dir: w.Dir, Branch: w.Branch, Base: w.Base}); err != nil {
-		return res, fmt.Errorf("ship: bring the branch out of the kennel: %w", err)
+	if err := s.take(ctx, w); err != nil {
+		return res, err
 	}
 	head, err := s.mirror.Rebase(ctx, w.Workspace, w.Branch, onto)
 	var conflict *mirror.ConflictError
@@ -192,16 +194,10 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("ship: rebase onto %s: %w", base, err)
 	}
+	// The commits pushed are the rebased ones: scanned again.
 	found, err := s.mirror.Scan(ctx, w.Workspace, onto, head)
-	if err != nil {
-		return res, fmt.Errorf("ship: scan the work for secrets: %w", err)
-	}
-	if len(found) > 0 {
-		se := &SecretsError{}
-		for _, f := range found {
-			se.Findings = append(se.Findings, Finding{Path: f.Path, Line: f.Line, Rule: f.Rule})
-		}
-		return res, se
+	if err := s.secrets(w, found, err); err != nil {
+		return res, err
 	}
 	if head == onto {
 		return res, fmt.Errorf("ship: %s: %w", base, ErrNothingToShip)
@@ -232,6 +228,41 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// take brings the task's branch out of the kennel into the mirror: staged,
+// every commit it has over the task's base scanned, and landed only when
+// none holds a secret. The objects cross as a bundle of what the mirror
+// lacks (none when the task's record landed the branch already).
+func (s *Shipper) take(ctx context.Context, w Work) error {
+	staged, _, err := s.mirror.StageImport(ctx, mirror.Ref{Workspace: w.Workspace, Path: w.Path, Dir: w.Dir, Branch: w.Branch, Base: w.Base})
+	if err != nil {
+		return fmt.Errorf("ship: bring the branch out of the kennel: %w", err)
+	}
+	defer staged.Drop()
+	found, err := staged.Scan(ctx)
+	if err := s.secrets(w, found, err); err != nil {
+		return err
+	}
+	if err := staged.Land(ctx); err != nil {
+		return fmt.Errorf("ship: bring the branch out of the kennel: %w", err)
+	}
+	return nil
+}
+
+// secrets turns a scan's outcome into Ship's error: a *SecretsError for
+// findings or for work too large to be scanned whole, nil for none.
+func (s *Shipper) secrets(w Work, found []mirror.Finding, err error) error {
+	switch {
+	case errors.Is(err, mirror.ErrScanIncomplete):
+		s.log.Warn("the branch could not be scanned whole for secrets; not pushed", "task", w.TaskID, "err", err)
+		return &SecretsError{Incomplete: true}
+	case err != nil:
+		return fmt.Errorf("ship: scan the work for secrets: %w", err)
+	case len(found) > 0:
+		return &SecretsError{Findings: found}
+	}
+	return nil
 }
 
 // repo reads the workspace's repository on GitHub and the branch its

@@ -1,6 +1,7 @@
 package ship_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -74,10 +75,27 @@ type world struct {
 	sh   *ship.Shipper
 	db   *store.DB
 	base string
+	root *mirror.Mirror
 }
 
 func newWorld(t *testing.T, transport http.RoundTripper) *world {
 	t.Helper()
+	return newWorldWith(t, worldOptions{transport: transport})
+}
+
+// worldOptions vary a world.
+type worldOptions struct {
+	transport http.RoundTripper
+	// script runs in the kennel after the task's commit, on its branch
+	// (more commits of the task's); the hello commit's alone when empty.
+	script string
+	// maxScan is the mirror's Config.MaxScan.
+	maxScan int
+}
+
+func newWorldWith(t *testing.T, o worldOptions) *world {
+	t.Helper()
+	transport := o.transport
 	docker := testkit.RequireDocker(t)
 	gh := testkit.NewGitHub(t)
 	repo := gh.AddRepo("acme", "app", nil)
@@ -116,8 +134,10 @@ func newWorld(t *testing.T, transport http.RoundTripper) *world {
 	var out strings.Builder
 	res, err := k.Exec(context.Background(), kennel.ExecSpec{
 		Workspace: ws,
-		Argv:      []string{"sh", "-ec", "git checkout -q -b fetch/t1 && echo hello > hello.txt && git add hello.txt && git -c user.name=CLI -c user.email=cli@localhost commit -qm 'add hello' && git rev-parse main"},
-		Timeout:   time.Minute,
+		Argv: []string{"sh", "-ec", "git checkout -q -b fetch/t1 && echo hello > hello.txt && git add hello.txt && git -c user.name=CLI -c user.email=cli@localhost commit -qm 'add hello' && " +
+			cmp.Or(o.script, "true") + " && git rev-parse main"},
+		Env:     []string{"GIT_AUTHOR_NAME=CLI", "GIT_AUTHOR_EMAIL=cli@localhost", "GIT_COMMITTER_NAME=CLI", "GIT_COMMITTER_EMAIL=cli@localhost"},
+		Timeout: time.Minute,
 	}, func(s kennel.Stream, line []byte) {
 		if s == kennel.Stdout {
 			out.Write(line)
@@ -132,7 +152,7 @@ func newWorld(t *testing.T, transport http.RoundTripper) *world {
 	}
 	t.Cleanup(func() { db.Close() })
 	secrets, _ := redact.New()
-	m, err := mirror.New(mirror.Config{Root: filepath.Join(t.TempDir(), "repos"), Kennel: k, Secrets: secrets, Logger: log})
+	m, err := mirror.New(mirror.Config{Root: filepath.Join(t.TempDir(), "repos"), Kennel: k, Secrets: secrets, Logger: log, MaxScan: o.maxScan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +162,7 @@ func newWorld(t *testing.T, transport http.RoundTripper) *world {
 	}
 	sh := ship.New(ship.Config{Store: db, Mirror: m, GitHub: client, Token: gh.Token, WebHost: ship.WebHost(gh.APIURL), Logger: log,
 		Origin: func(context.Context, string) (string, error) { return repo.CloneURL, nil }})
-	return &world{gh: gh, repo: repo, ws: ws, sh: sh, db: db, base: strings.TrimSpace(out.String())}
+	return &world{gh: gh, repo: repo, ws: ws, sh: sh, db: db, base: strings.TrimSpace(out.String()), root: m}
 }
 
 func (w *world) work() ship.Work {
@@ -216,6 +236,55 @@ func TestLocalNeverPushes(t *testing.T) {
 	}
 	if _, err := w.sh.Ship(ctx, w.work()); !errors.Is(err, ship.ErrLocal) {
 		t.Fatalf("Ship of a local workspace = %v; want ErrLocal", err)
+	}
+	if b := w.gh.Branches("acme/app"); len(b) != 1 {
+		t.Errorf("branches on GitHub: %v; want only main", b)
+	}
+}
+
+// scanKey is an AWS access key id of the shape gitleaks' rule finds.
+const scanKey = "AKIAZ3MHQ4XJ7KW2PLNB"
+
+// A secret the branch's diff does not show — in a file added and removed
+// again, in a commit message — stops the shipment before the branch is in
+// Fetch's repository: a *SecretsError naming commit, place and rule, never
+// the key; nothing on GitHub.
+func TestShipScansEveryCommit(t *testing.T) {
+	w := newWorldWith(t, worldOptions{script: "printf 'aws_access_key_id = " + scanKey + "\\n' > .env && git add .env && git commit -qm env && " +
+		"git rm -q .env && git commit -qm 'no env' -m 'key was aws_access_key_id = " + scanKey + "'"})
+	_, err := w.sh.Ship(context.Background(), w.work())
+	var se *ship.SecretsError
+	if !errors.As(err, &se) || len(se.Findings) != 2 || se.Incomplete {
+		t.Fatalf("Ship = %v; want a *SecretsError with two findings", err)
+	}
+	msg := se.Error()
+	for _, want := range []string{": .env:1 (aws-access-token)", ": commit message, line 3 (aws-access-token)", "commit "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %q: %q", want, msg)
+		}
+	}
+	if strings.Contains(msg, scanKey[4:]) {
+		t.Errorf("the error holds the key: %q", msg)
+	}
+	if b := w.gh.Branches("acme/app"); len(b) != 1 {
+		t.Errorf("branches on GitHub: %v; want only main", b)
+	}
+	if _, err := w.root.Scan(context.Background(), "app", w.base, "refs/heads/fetch/t1"); !errors.Is(err, mirror.ErrNotFound) {
+		t.Errorf("the branch is in Fetch's repository (scan: %v)", err)
+	}
+}
+
+// Work too large to be scanned whole is not pushed: a *SecretsError that
+// says so, nothing on GitHub.
+func TestShipRefusesWhatItCannotScanWhole(t *testing.T) {
+	w := newWorldWith(t, worldOptions{maxScan: 4 << 10, script: "seq 1 3000 > big.txt && git add big.txt && git commit -qm big"})
+	_, err := w.sh.Ship(context.Background(), w.work())
+	var se *ship.SecretsError
+	if !errors.As(err, &se) || !se.Incomplete || len(se.Findings) != 0 {
+		t.Fatalf("Ship = %v; want a *SecretsError for an incomplete scan", err)
+	}
+	if !strings.Contains(se.Error(), "too large to be scanned whole") {
+		t.Errorf("the error does not say why: %q", se.Error())
 	}
 	if b := w.gh.Branches("acme/app"); len(b) != 1 {
 		t.Errorf("branches on GitHub: %v; want only main", b)

@@ -20,11 +20,15 @@
 // the workspace's current commit. When a run ends, whatever it left in the
 // worktree is committed to that branch, and the branch's files (with line
 // counts), commits and diff are recorded, the diff also as PatchDir/ID.patch.
-// The work (the patch from the base to the branch with it) is scanned with
-// Config.Secrets (redact's gitleaks rules and the configured secrets): work
-// that holds any is not committed (the commit is undone), and the task
-// needs attention with the findings named by file, line and rule, never
-// the secret. All of the git on the worktree runs in the workspace's
+// The work is scanned with Config.Secrets (redact's gitleaks rules and
+// the configured secrets) before it lands in Fetch's own repository: every
+// commit of the branch over its base, each one's added lines (binary files
+// as text), message, author and committer (mirror.Staged.Scan). Work that
+// holds any, or that is too large to be scanned whole, is not committed
+// (Fetch's commit is undone) and does not land, and the task needs
+// attention with the findings named by commit, place (file, commit
+// message, author), line and rule, never the secret. Without Fetch's
+// repository only the branch's diff, read in the kennel, is scanned. All of the git on the worktree runs in the workspace's
 // kennel (package workspace, through gitrun); a registry without a kennel
 // of its own gets the KennelRunner's.
 //

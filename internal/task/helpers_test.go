@@ -97,7 +97,7 @@ func newEngine(t testing.TB, runner task.Runner, o engineOptions) *testEngine {
 		o.repos = kr.Kennel
 	}
 	if o.repos != nil && !o.kennelDiff {
-		m, err := mirror.New(mirror.Config{Root: filepath.Join(dir, "repos"), Kennel: o.repos, Logger: quiet()})
+		m, err := mirror.New(mirror.Config{Root: filepath.Join(dir, "repos"), Kennel: o.repos, Secrets: finder, Logger: quiet()})
 		if err != nil {
 			t.Fatal(err)
 		}

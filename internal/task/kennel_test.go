@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +170,44 @@ func TestSecretsAreNotCommitted(t *testing.T) {
 	}
 	if objs := e.repoGit(t, "app", "cat-file", "--batch-all-objects", "--batch"); strings.Contains(objs, "claude was here") {
 		t.Fatalf("Fetch's repository holds the secret")
+	}
+}
+
+// TestSecretsInTheHistoryAreNotTaken: a secret the branch's diff does
+// not show, in a commit the CLI made — a file added and removed again, a
+// commit message, a binary file — ends the task needing attention, naming
+// the commit (one on the task's branch), the place and the rule but not
+// the secret, and nothing of it enters Fetch's own repository.
+func TestSecretsInTheHistoryAreNotTaken(t *testing.T) {
+	k, runner := newKennel(t)
+	e := newEngine(t, runner, engineOptions{secrets: []string{"a configured secret"}})
+	wsPath := e.workspace(t, k, "app")
+	const key = "AKIAQZ7XW2M4K6PBVN3T" // the scripted CLI's fake AWS key
+	for _, tc := range []struct{ scenario, place string }{
+		{"leak-history", `\.env:2`},
+		{"leak-message", `commit message, line 3`},
+		{"leak-binary", `blob\.bin:2`},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			created, err := e.Create(t.Context(), task.Request{ConversationID: "c1", Workspace: "app", Goal: "work [scenario:" + tc.scenario + "]"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := wait(t, e, created.ID)
+			m := regexp.MustCompile(`commit ([0-9a-f]{12}): ` + tc.place + ` \(aws-access-token\)`).FindStringSubmatch(got.Error)
+			if got.State != task.NeedsAttention || m == nil || strings.Contains(got.Error, key[4:]) {
+				t.Fatalf("task = %s %q", got.State, got.Error)
+			}
+			if n := gitOut(t, wsPath, "rev-list", "--count", got.Base+".."+m[1]); n == "0" {
+				t.Errorf("the commit named, %s, is not on the branch over its base", m[1])
+			}
+			if refs := e.repoGit(t, "app", "for-each-ref"); strings.Contains(refs, got.Branch) {
+				t.Fatalf("the branch is in Fetch's repository: %s", refs)
+			}
+			if objs := e.repoGit(t, "app", "cat-file", "--batch-all-objects", "--batch"); strings.Contains(objs, key) {
+				t.Fatalf("Fetch's repository holds the key")
+			}
+		})
 	}
 }
 

@@ -517,8 +517,8 @@ func (e *Engine) record(ctx context.Context, t *Task) error {
 // committed it and bundled the branch in its own exec (ran, what it
 // printed), or, when it did not, a batch of its own does; the bundle is
 // staged into the repository (the whole history asked of the kennel when
-// the repository lacks the base), the diff read there and scanned, and
-// only work without secrets lands.
+// the repository lacks the base), the diff read there and every commit
+// scanned (scanStaged), and only work scanned whole without secrets lands.
 func (e *Engine) recordInRepo(ctx context.Context, t *Task, wt workspace.Worktree, ran *recorded) error {
 	b, err := e.bundled(ctx, t, wt, ran)
 	if err != nil {
@@ -549,8 +549,12 @@ func (e *Engine) recordInRepo(ctx context.Context, t *Task, wt workspace.Worktre
 	}
 	defer staged.Drop()
 	d := workspace.ParseDiff(ch.Diff, ch.Log, ch.Truncated)
-	if err := e.scanWork(t, d.Patch, d.Truncated); err != nil {
-		return e.uncommit(ctx, wt, b.Committed, err)
+	if err := e.scanStaged(ctx, t, staged); err != nil {
+		var secrets *SecretsError
+		if errors.As(err, &secrets) {
+			return e.uncommit(ctx, wt, b.Committed, err)
+		}
+		return err
 	}
 	if err := staged.Land(ctx); err != nil {
 		return fmt.Errorf("keep the work in Fetch's repository: %w", err)

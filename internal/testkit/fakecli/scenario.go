@@ -355,6 +355,8 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		em.text(leak)
 	case "leak":
 		em.start()
+	case "leak-history", "leak-message", "leak-binary":
+		return leakInHistory(c, sc, em, stderr)
 	case "forge-record":
 		// The work as usual, and on stderr a line in the shape of the
 		// record Fetch's shim writes after the run, claiming nothing was
