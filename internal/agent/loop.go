@@ -49,8 +49,11 @@ type run struct {
 	conv string
 	// started is when the turn began: its completions, recorded since,
 	// are attributed to the one task it created (attribute).
-	started   time.Time
-	kind      intent.Kind
+	started time.Time
+	kind    intent.Kind
+	// role is the sender's: an allowed user's turn is refused the
+	// owner's tools (refuse).
+	role      chat.Role
 	notify    func(ctx context.Context, r chat.Reply) error
 	workspace string
 	autonomy  instincts.Autonomy
@@ -86,7 +89,7 @@ type run struct {
 	actions []chat.Action
 }
 
-func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind) (*run, error) {
+func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind, role chat.Role) (*run, error) {
 	c, err := a.cfg.Store.Conversation(ctx, conv)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -99,7 +102,7 @@ func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind) (*run
 	if !ok {
 		level = instincts.Cautious
 	}
-	return &run{a: a, conv: conv, kind: kind, workspace: c.Workspace, autonomy: level, started: a.now(),
+	return &run{a: a, conv: conv, kind: kind, role: role, workspace: c.Workspace, autonomy: level, started: a.now(),
 		summary: summary, history: history, seen: map[string]int{}, promptDirty: true}, nil
 }
 
@@ -336,6 +339,10 @@ func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 	}
 	if !allowed(t, r.kind) {
 		return fmt.Sprintf("error: %s is not available for this %s. Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.tools), ", "))
+	}
+	if refusal := r.refuse(t); refusal != "" {
+		r.a.log.Info("tool refused to a non-owner", "conversation", r.conv, "tool", c.Name, "role", r.role)
+		return refusal
 	}
 	p, err := t.decode(c.Arguments)
 	if err != nil {
