@@ -64,3 +64,19 @@ func TestTurnBudgetPausesMidTurn(t *testing.T) {
 		t.Fatalf("after no: %q %v, %d requests", texts(more), err, len(r.llm.Requests()))
 	}
 }
+
+// TestNegativeCostIsNotRecorded: a completion whose provider reports a
+// negative cost does not lower the day's spend; it counts as not
+// reported.
+func TestNegativeCostIsNotRecorded(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "a", Name: "workspace_list", Arguments: "{}"}),
+		testkit.Step{Text: "Listed.", PromptTokens: 100, CompletionTokens: 20, Cost: -5},
+	)
+	r.say(intent.Action, "list my workspaces")
+	spend, err := r.agent.Spend(t.Context())
+	if err != nil || spend.Cost != 0 || spend.Tokens != 120 {
+		t.Fatalf("spend = %+v, %v; want the first call only (120 tokens, no cost) and the refused one left out", spend, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -452,8 +453,15 @@ func (r *run) attribute(ctx context.Context) {
 }
 
 // record stores a completion's usage. What the provider read from its
-// cache goes to the log (the store keeps totals).
+// cache goes to the log (the store keeps totals). A usage with a negative,
+// NaN or infinite figure is logged and taken as not reported: summed, it
+// would lower the day's spend and the cost of a task it is attributed to.
 func (r *run) record(ctx context.Context, u llm.Usage) {
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.CachedTokens < 0 || u.CacheWriteTokens < 0 || !(u.Cost >= 0) || math.IsInf(u.Cost, 1) {
+		r.a.log.Warn("completion usage refused: a negative, NaN or infinite figure; treated as not reported", "conversation", r.conv,
+			"prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "cost", u.Cost)
+		return
+	}
 	r.usage = r.usage.Add(u)
 	r.a.log.Debug("completion usage", "conversation", r.conv, "prompt_tokens", u.PromptTokens, "cached_tokens", u.CachedTokens,
 		"cache_write_tokens", u.CacheWriteTokens, "completion_tokens", u.CompletionTokens, "cost", u.Cost)
