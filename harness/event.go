@@ -1,6 +1,9 @@
 package harness
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Kind says what an Event reports. The values are stable: they are written to
 // logs, the task event log and golden files.
@@ -166,6 +169,18 @@ func (u Usage) Add(v Usage) Usage {
 		CostUnknown:      u.CostUnknown || v.CostUnknown,
 	}
 }
+
+// Valid reports whether every number of u is one a CLI can truly report:
+// no negative token count, no cost or premium requests that are
+// negative, NaN or infinite. A usage that is not valid is not reported at
+// all (the tally and the task engine skip it): added up, it would lower a
+// task's cost and its budget use.
+func (u Usage) Valid() bool {
+	return u.InputTokens >= 0 && u.OutputTokens >= 0 && u.CacheReadTokens >= 0 && u.CacheWriteTokens >= 0 &&
+		validAmount(u.CostUSD) && validAmount(u.PremiumRequests)
+}
+
+func validAmount(f float64) bool { return f >= 0 && !math.IsInf(f, 1) }
 
 // IsZero reports whether u carries no numbers at all.
 func (u Usage) IsZero() bool { return u == Usage{} }

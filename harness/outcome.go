@@ -78,7 +78,7 @@ func (t *tally) observe(ev Event) {
 	case KindSession:
 		t.session = ev.SessionID
 	case KindUsage:
-		if ev.Usage != nil {
+		if ev.Usage != nil && ev.Usage.Valid() {
 			t.usage = t.usage.Add(*ev.Usage)
 		}
 	case KindResult:

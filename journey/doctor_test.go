@@ -286,3 +286,44 @@ func TestDoctorAtStart(t *testing.T) {
 		t.Errorf("fetch chat answered nothing")
 	}
 }
+
+// TestDoctorWarnsOfPlantedGit: a workspace whose .git holds a hook and a
+// core.fsmonitor that a coding CLI could have planted draws a warning
+// naming them (not their programs) and how to take the work instead;
+// fetch doctor reads the .git without running git there, so neither
+// planted program runs.
+func TestDoctorWarnsOfPlantedGit(t *testing.T) {
+	env := doctorEnv(t)
+	ws := filepath.Join(env["FETCH_DATA_DIR"], "workspaces", "api")
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	marks := t.TempDir()
+	program := func(name string) string {
+		p := filepath.Join(ws, ".git", name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\ntouch "+filepath.Join(marks, name)+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if err := os.Rename(program("pre-commit"), filepath.Join(ws, ".git", "hooks", "pre-commit")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", ws, "config", "core.fsmonitor", program("fsmonitor")).CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
+	}
+	_, _, checks := doctorJSON(t, env, nil)
+	var found *doctorCheck
+	for i, c := range checks {
+		if c.Name == "workspace api" {
+			found = &checks[i]
+		}
+	}
+	if found == nil || found.Status != "warn" || !strings.Contains(found.Detail, "hook pre-commit") || !strings.Contains(found.Detail, "core.fsmonitor") ||
+		strings.Contains(found.Detail, marks) || !strings.Contains(found.Fix, "git fetch "+filepath.Join(env["FETCH_DATA_DIR"], "repos", "api.git")+" fetch/ID") {
+		t.Fatalf("workspace api check %+v in %+v", found, checks)
+	}
+	if ran := markers(t, marks); len(ran) != 0 {
+		t.Fatalf("planted programs ran: %v", ran)
+	}
+}

@@ -78,7 +78,8 @@ func TestJourneyWorkspaceCommands(t *testing.T) {
 		}
 	}
 	show := step("", 0, "Workspace:", "workspace", "show", "api")
-	for _, want := range []string{"Branch:      trunk", "Changes:     none", "first commit"} {
+	for _, want := range []string{"Branch:      trunk", "Changes:     none", "first commit",
+		"written by the kennel", "git fetch " + filepath.Join(w.data, "repos", "api.git") + " fetch/ID"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("workspace show api:\n%s\nwant %q", show, want)
 		}

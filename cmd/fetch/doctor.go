@@ -139,6 +139,7 @@ func checkAll(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Repor
 		}
 	}
 	r.Add(ws)
+	r.Add(doctor.WorkspaceGitChecks(cfg.Workspaces, filepath.Join(cfg.DataDir, "repos"))...)
 	r.Add(doctor.KeyChecks(hs, installed)...)
 	var engine kennel.Docker
 	if ok {

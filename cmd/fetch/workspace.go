@@ -18,6 +18,7 @@ import (
 
 	xterm "golang.org/x/term"
 
+	"github.com/fetch-dev/fetch/internal/doctor"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -260,7 +261,16 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 				workspace.Info
 				Status *workspace.Status `json:"status,omitempty"`
 				Error  string            `json:"status_error,omitempty"`
+				// Planted is what its .git holds that git would run
+				// (doctor.PlantedInGit).
+				Planted []string `json:"planted_in_git,omitempty"`
 			}{Info: cleanInfos([]workspace.Info{info}, clean)[0]}
+			if info.Path != "" && info.Engine == "" {
+				found, _ := doctor.PlantedInGit(info.Path)
+				for _, f := range found {
+					out.Planted = append(out.Planted, clean(f))
+				}
+			}
 			if stErr == nil {
 				out.Status = &st
 			} else {
@@ -269,6 +279,7 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 			return writeJSON(stdout, out)
 		}
 		printWorkspace(stdout, info, st, stErr, clean)
+		printProvenance(stdout, info, filepath.Join(cfg.DataDir, "repos"), clean)
 		hosts, err := db.WorkspaceHosts(ctx)
 		if err != nil {
 			return err
@@ -401,6 +412,24 @@ func where(i workspace.Info) string {
 		return i.Path + " (on engine " + i.Engine + ")"
 	}
 	return i.Path
+}
+
+// printProvenance says where a workspace's work is to be taken from, and
+// what its .git holds that git on this machine would run
+// (doctor.PlantedInGit).
+func printProvenance(w io.Writer, info workspace.Info, repos string, clean func(string) string) {
+	fmt.Fprintf(w, "\nThis folder is written by the kennel (the coding CLI): do not run git or an IDE in it.\n"+
+		"Take a task's work from Fetch's own repository: git fetch %s fetch/ID\n", filepath.Join(repos, info.Name+".git"))
+	if info.Path == "" || info.Engine != "" {
+		return // on another engine's machine: not readable here
+	}
+	found, err := doctor.PlantedInGit(info.Path)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "Warning: its .git could not be checked: %s\n", clean(err.Error()))
+	case len(found) > 0:
+		fmt.Fprintf(w, "Warning: its .git holds what Fetch did not put there and git here would run: %s\n", clean(strings.Join(found, ", ")))
+	}
 }
 
 func printWorkspace(w io.Writer, info workspace.Info, st workspace.Status, stErr error, clean func(string) string) {

@@ -136,9 +136,11 @@ func New(cfg Config) (*Agent, error) {
 type Turn struct {
 	ConversationID string
 	UserID         string
-	Role           chat.Role
-	Text           string
-	Intent         intent.Result
+	// Role is the sender's: the owner's tools (workspace_create,
+	// workspace_delete, task_ship) are refused to anyone else.
+	Role   chat.Role
+	Text   string
+	Intent intent.Result
 	// Notify sends progress to the conversation at once.
 	Notify func(ctx context.Context, r chat.Reply) error
 }
@@ -148,7 +150,7 @@ type Turn struct {
 // reply saying so and what to do; the error is for failures of Fetch
 // itself and for a stopped turn, whose context's cause it returns.
 func (a *Agent) Respond(ctx context.Context, t Turn) ([]chat.Reply, error) {
-	r, err := a.newRun(ctx, t.ConversationID, t.Intent.Kind)
+	r, err := a.newRun(ctx, t.ConversationID, t.Intent.Kind, t.Role)
 	if err != nil {
 		return nil, err
 	}

@@ -422,7 +422,7 @@ func TestDeleteNeedsApproval(t *testing.T) {
 			if answer == "yes" {
 				r.llm.Script(testkit.Say("demo is gone."))
 			}
-			more, err := r.agent.Resolved(t.Context(), p, answer)
+			more, err := r.agent.Resolved(t.Context(), p, answer, chat.Owner)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -481,7 +481,7 @@ func TestCautiousPassesEveryQuestion(t *testing.T) {
 	}
 	r.db.ResolvePrompt(t.Context(), p.ID, "yes please")
 	r.llm.Script(testkit.Say("Proceeding."))
-	more, err := r.agent.Resolved(t.Context(), p, "yes please")
+	more, err := r.agent.Resolved(t.Context(), p, "yes please", chat.Owner)
 	if err != nil || texts(more) != "Proceeding." {
 		t.Fatalf("continuation %q, %v", texts(more), err)
 	}

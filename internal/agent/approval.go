@@ -90,19 +90,21 @@ func (r *run) requestApproval(ctx context.Context, t *tool, p prepared) string {
 	return "Needs the owner's approval (" + danger + "). They have been asked; it has NOT been done. End your turn now."
 }
 
-// Resolved continues after the owner answered one of the agent's prompts:
-// an approved action runs (a denied one does not), a question's answer
-// goes back to the model, a budget pause continues or stops. Prompts the
-// agent did not open go to the next resolver.
-func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+// Resolved continues after the conversation's user answered one of the
+// agent's prompts: an approved action runs (a denied one does not), a
+// question's answer goes back to the model, a budget pause continues or
+// stops. role is the answerer's: what continues is refused the owner's
+// tools as a turn of theirs is (run.refuse). Prompts the agent did not
+// open go to the next resolver.
+func (a *Agent) Resolved(ctx context.Context, p store.Prompt, answer string, role chat.Role) ([]chat.Reply, error) {
 	var act pending
 	if err := json.Unmarshal([]byte(p.Action), &act); err != nil || act.By != promptOwner {
 		if a.cfg.Next != nil {
-			return a.cfg.Next.Resolved(ctx, p, answer)
+			return a.cfg.Next.Resolved(ctx, p, answer, role)
 		}
 		return nil, nil
 	}
-	r, err := a.newRun(ctx, p.ConversationID, intent.Action)
+	r, err := a.newRun(ctx, p.ConversationID, intent.Action, role)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +142,14 @@ func (a *Agent) approved(ctx context.Context, r *run, act pending, answer string
 	t := a.tools[act.Tool]
 	if t == nil {
 		return nil, fmt.Errorf("agent: approved tool %q does not exist", act.Tool)
+	}
+	if refusal := r.refuse(t); refusal != "" {
+		// An approval opened by the owner's turn and answered by someone
+		// else: nothing runs.
+		r.msgs = []llm.Message{{Role: llm.User, Content: "(Approved by someone who is not the owner: " + desc + ")"}, {Role: llm.Assistant, Content: "Only the owner may do that; I did not do it."}}
+		r.save(ctx)
+		a.audit(ctx, r.conv, "refused", desc)
+		return []chat.Reply{chat.Text("Only the owner may " + t.ownerOnly + "; I did not do it.")}, nil
 	}
 	p, err := t.decode(string(act.Arguments))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/agent"
+	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/testkit"
 )
@@ -36,7 +37,7 @@ func TestDailyBudgetPausesAndAsks(t *testing.T) {
 	// Yes grants another day's budget and continues.
 	r.db.ResolvePrompt(t.Context(), p.ID, "yes")
 	r.llm.Script(testkit.Say("demo is clean."))
-	more, err := r.agent.Resolved(t.Context(), p, "yes")
+	more, err := r.agent.Resolved(t.Context(), p, "yes", chat.Owner)
 	if err != nil || texts(more) != "demo is clean." {
 		t.Fatalf("after yes: %q, %v", texts(more), err)
 	}
@@ -58,8 +59,24 @@ func TestTurnBudgetPausesMidTurn(t *testing.T) {
 	// No silent continuation; a "no" stops.
 	p, _ := r.db.OpenPrompt(t.Context(), conv)
 	r.db.ResolvePrompt(t.Context(), p.ID, "no")
-	more, err := r.agent.Resolved(t.Context(), p, "no")
+	more, err := r.agent.Resolved(t.Context(), p, "no", chat.Owner)
 	if err != nil || !strings.Contains(texts(more), "stopped") || len(r.llm.Requests()) != 2 {
 		t.Fatalf("after no: %q %v, %d requests", texts(more), err, len(r.llm.Requests()))
+	}
+}
+
+// TestNegativeCostIsNotRecorded: a completion whose provider reports a
+// negative cost does not lower the day's spend; it counts as not
+// reported.
+func TestNegativeCostIsNotRecorded(t *testing.T) {
+	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "a", Name: "workspace_list", Arguments: "{}"}),
+		testkit.Step{Text: "Listed.", PromptTokens: 100, CompletionTokens: 20, Cost: -5},
+	)
+	r.say(intent.Action, "list my workspaces")
+	spend, err := r.agent.Spend(t.Context())
+	if err != nil || spend.Cost != 0 || spend.Tokens != 120 {
+		t.Fatalf("spend = %+v, %v; want the first call only (120 tokens, no cost) and the refused one left out", spend, err)
 	}
 }

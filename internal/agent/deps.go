@@ -59,5 +59,5 @@ type Running interface {
 // Resolver continues what waited on a prompt; the agent hands prompts that
 // are not its own (a harness's question) to the next one.
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string, role chat.Role) ([]chat.Reply, error)
 }

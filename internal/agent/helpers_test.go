@@ -220,7 +220,7 @@ type recordResolver struct {
 	answer string
 }
 
-func (r *recordResolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+func (r *recordResolver) Resolved(_ context.Context, p store.Prompt, answer string, _ chat.Role) ([]chat.Reply, error) {
 	r.prompt, r.answer = p, answer
 	return nil, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -49,8 +50,11 @@ type run struct {
 	conv string
 	// started is when the turn began: its completions, recorded since,
 	// are attributed to the one task it created (attribute).
-	started   time.Time
-	kind      intent.Kind
+	started time.Time
+	kind    intent.Kind
+	// role is the sender's: an allowed user's turn is refused the
+	// owner's tools (refuse).
+	role      chat.Role
 	notify    func(ctx context.Context, r chat.Reply) error
 	workspace string
 	autonomy  instincts.Autonomy
@@ -86,7 +90,7 @@ type run struct {
 	actions []chat.Action
 }
 
-func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind) (*run, error) {
+func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind, role chat.Role) (*run, error) {
 	c, err := a.cfg.Store.Conversation(ctx, conv)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -99,7 +103,7 @@ func (a *Agent) newRun(ctx context.Context, conv string, kind intent.Kind) (*run
 	if !ok {
 		level = instincts.Cautious
 	}
-	return &run{a: a, conv: conv, kind: kind, workspace: c.Workspace, autonomy: level, started: a.now(),
+	return &run{a: a, conv: conv, kind: kind, role: role, workspace: c.Workspace, autonomy: level, started: a.now(),
 		summary: summary, history: history, seen: map[string]int{}, promptDirty: true}, nil
 }
 
@@ -337,6 +341,10 @@ func (r *run) execute(ctx context.Context, c llm.ToolCall) string {
 	if !allowed(t, r.kind) {
 		return fmt.Sprintf("error: %s is not available for this %s. Available: %s.", c.Name, r.kind, strings.Join(toolNames(r.tools), ", "))
 	}
+	if refusal := r.refuse(t); refusal != "" {
+		r.a.log.Info("tool refused to a non-owner", "conversation", r.conv, "tool", c.Name, "role", r.role)
+		return refusal
+	}
 	p, err := t.decode(c.Arguments)
 	if err != nil {
 		return fmt.Sprintf("error: %s: %v", c.Name, err)
@@ -445,8 +453,15 @@ func (r *run) attribute(ctx context.Context) {
 }
 
 // record stores a completion's usage. What the provider read from its
-// cache goes to the log (the store keeps totals).
+// cache goes to the log (the store keeps totals). A usage with a negative,
+// NaN or infinite figure is logged and taken as not reported: summed, it
+// would lower the day's spend and the cost of a task it is attributed to.
 func (r *run) record(ctx context.Context, u llm.Usage) {
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.CachedTokens < 0 || u.CacheWriteTokens < 0 || !(u.Cost >= 0) || math.IsInf(u.Cost, 1) {
+		r.a.log.Warn("completion usage refused: a negative, NaN or infinite figure; treated as not reported", "conversation", r.conv,
+			"prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "cost", u.Cost)
+		return
+	}
 	r.usage = r.usage.Add(u)
 	r.a.log.Debug("completion usage", "conversation", r.conv, "prompt_tokens", u.PromptTokens, "cached_tokens", u.CachedTokens,
 		"cache_write_tokens", u.CacheWriteTokens, "completion_tokens", u.CompletionTokens, "cost", u.Cost)

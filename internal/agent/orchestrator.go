@@ -105,10 +105,10 @@ func (a *Agent) register() error {
 			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
 			check:    func(ctx context.Context, r *run, w workspaceName) error { return mustExist(ctx, r, "name", w.Name) },
 			run:      toolWorkspaceSelect}),
-		define(a, "workspace_create", spec[createArgs]{access: mutating, changesContext: true,
+		define(a, "workspace_create", spec[createArgs]{access: mutating, changesContext: true, ownerOnly: "add a workspace",
 			validate: func(c *createArgs) error { trimmed(&c.Name, &c.Template, &c.URL); return nonEmpty("name", c.Name) },
 			run:      toolWorkspaceCreate}),
-		define(a, "workspace_delete", spec[workspaceName]{access: mutating, needs: anotherWorkspace, changesContext: true,
+		define(a, "workspace_delete", spec[workspaceName]{access: mutating, needs: anotherWorkspace, changesContext: true, ownerOnly: "delete a workspace",
 			validate: func(w *workspaceName) error { trimmed(&w.Name); return nonEmpty("name", w.Name) },
 			check: func(ctx context.Context, r *run, w workspaceName) error {
 				if err := notActive(r, w.Name); err != nil {
@@ -152,8 +152,11 @@ func (a *Agent) register() error {
 			run: toolTaskAsk}),
 		define(a, "task_cancel", spec[taskID]{access: mutating, needs: anActiveTask, changesContext: true,
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
+			check:    func(ctx context.Context, r *run, t taskID) error { return ownTask(ctx, r, t.ID) },
 			run:      toolTaskCancel}),
-		define(a, "task_ship", spec[taskID]{access: mutating, needs: aTask,
+		// Pushing a branch and opening its pull request use the owner's
+		// GitHub token: like /pr, the owner's alone.
+		define(a, "task_ship", spec[taskID]{access: mutating, needs: aTask, ownerOnly: "ship a task (push its branch, open its pull request)",
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskShip}),
 		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, needs: aWaitingTask,
@@ -164,7 +167,8 @@ func (a *Agent) register() error {
 				}
 				return nonEmpty("answer", t.Answer)
 			},
-			run: toolTaskRespond}),
+			check: func(ctx context.Context, r *run, t taskRespondArgs) error { return ownTask(ctx, r, t.ID) },
+			run:   toolTaskRespond}),
 		define(a, "ask_user", spec[askArgs]{access: mutating,
 			validate: func(q *askArgs) error { trimmed(&q.Question); return nonEmpty("question", q.Question) },
 			run:      toolAskUser}),
@@ -188,6 +192,24 @@ func mustExist(ctx context.Context, r *run, field, name string) error {
 			return fmt.Errorf("the selected workspace %q no longer exists; workspace_list shows the workspaces", name)
 		}
 		return fieldError(field, "there is no workspace %q; workspace_list shows the workspaces", name)
+	}
+	return nil
+}
+
+// ownTask fails, for anyone but the owner, for a task another
+// conversation started: an allowed user cancels or answers only the tasks
+// of their own conversation, never the owner's. A task that cannot be
+// looked up is left to the tool, which says so.
+func ownTask(ctx context.Context, r *run, id string) error {
+	if r.role == chat.Owner || r.a.cfg.Tasks == nil {
+		return nil
+	}
+	t, err := r.a.cfg.Tasks.Get(ctx, id)
+	if err != nil {
+		return nil
+	}
+	if t.ConversationID != r.conv {
+		return fmt.Errorf("task %s is not one of this conversation's; only the owner may act on another conversation's task", id)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/agent"
+	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/testkit"
 )
@@ -55,7 +56,7 @@ func TestSupervisedApprovesEveryTask(t *testing.T) {
 	r.selectWorkspace("")
 	r.db.ResolvePrompt(t.Context(), p.ID, "yes")
 	r.llm.Script(testkit.Say("The README task is running."))
-	more, err := r.agent.Resolved(t.Context(), p, "yes")
+	more, err := r.agent.Resolved(t.Context(), p, "yes", chat.Owner)
 	if err != nil || len(r.tasks.created) != 1 || r.tasks.created[0].Workspace != "demo" || !strings.Contains(texts(more), r.tasks.created[0].ID) {
 		t.Fatalf("after yes: %q, %v, %d tasks", texts(more), err, len(r.tasks.created))
 	}
@@ -65,7 +66,7 @@ func TestPromptsOfOthersGoToTheNextResolver(t *testing.T) {
 	next := &recordResolver{}
 	r := newRig(t, func(_ *rig, c *agent.Config) { c.Next = next })
 	p := store.Prompt{ID: 9, ConversationID: conv, Kind: store.Question, Body: "Which port?", Action: `{"task":"t-1"}`}
-	if _, err := r.agent.Resolved(t.Context(), p, "8080"); err != nil {
+	if _, err := r.agent.Resolved(t.Context(), p, "8080", chat.Owner); err != nil {
 		t.Fatal(err)
 	}
 	if next.answer != "8080" || next.prompt.ID != 9 {
@@ -160,7 +161,7 @@ func TestTheActiveWorkspaceCannotBeDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.llm.Script(testkit.Say("demo is active, so I left it."))
-		more, err := r.agent.Resolved(t.Context(), p, "yes")
+		more, err := r.agent.Resolved(t.Context(), p, "yes", chat.Owner)
 		if err != nil {
 			t.Fatal(err)
 		}

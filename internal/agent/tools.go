@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/revrost/go-openrouter/jsonschema"
 )
@@ -74,6 +75,10 @@ type tool struct {
 	// which hands the reading to a harness, makes do with the prompt: it
 	// is not offered the tool (but may call it).
 	survey bool
+	// ownerOnly, when not empty, is what the tool does that only the
+	// owner may (see run.refuse): an allowed user is neither offered it
+	// nor served when the model calls it.
+	ownerOnly string
 	// changesContext: after it succeeds the system prompt is rebuilt.
 	changesContext bool
 	// maxResult bounds its result (maxResult of the loop when 0).
@@ -111,6 +116,8 @@ type spec[A any] struct {
 	needs need
 	// survey: not offered to an action (see tool.survey).
 	survey bool
+	// ownerOnly: what only the owner may do (see tool.ownerOnly).
+	ownerOnly string
 	// changesContext: the system prompt is rebuilt after a success.
 	changesContext bool
 	// maxResult bounds its result (maxResult of the loop when 0).
@@ -142,7 +149,7 @@ func define[A any](a *Agent, name string, s spec[A]) error {
 	// strict mode (every field required) needs; decodeArgs refuses
 	// unknown fields anyway, so every call would pay for it in vain.
 	schema.AdditionalProperties = nil
-	t := &tool{name: name, access: s.access, needs: s.needs, survey: s.survey, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
+	t := &tool{name: name, access: s.access, needs: s.needs, survey: s.survey, ownerOnly: s.ownerOnly, changesContext: s.changesContext, maxResult: s.maxResult, desc: strings.TrimSpace(string(doc)), schema: schema}
 	t.decode = func(raw string) (prepared, error) {
 		var args A
 		if err := decodeArgs(raw, schema, &args); err != nil {
@@ -326,7 +333,7 @@ func (r *run) offered() []llm.Tool {
 	var out []llm.Tool
 	for _, name := range r.a.order {
 		t := r.a.tools[name]
-		if allowed(t, r.kind) && r.has(t.needs) && !(t.survey && r.kind == intent.Action) {
+		if allowed(t, r.kind) && r.has(t.needs) && !(t.survey && r.kind == intent.Action) && r.refuse(t) == "" {
 			out = append(out, llm.Tool{Name: t.name, Description: t.desc, Parameters: t.schema})
 		}
 	}
@@ -373,6 +380,19 @@ func allowed(t *tool, kind intent.Kind) bool {
 		return kind == intent.Action
 	}
 	return false
+}
+
+// refuse is the result the model reads when the sender may not use the
+// tool: its ownerOnly part is the owner's alone, and the turn is an
+// allowed user's (or of no known role). "" when the tool may run. The
+// chat commands check the same role (instincts, conversation); this is
+// that check for the agent's tools, which an allowed user's message can
+// reach as well.
+func (r *run) refuse(t *tool) string {
+	if t.ownerOnly == "" || r.role == chat.Owner {
+		return ""
+	}
+	return fmt.Sprintf("error: %s is not allowed: only the owner may %s, and this message is from an allowed user who is not the owner. Nothing was done; tell the user that only the owner can do this.", t.name, t.ownerOnly)
 }
 
 // toolNames lists the names of tools, sorted.

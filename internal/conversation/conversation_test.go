@@ -316,7 +316,7 @@ type resolver struct {
 	answers []string
 }
 
-func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+func (r *resolver) Resolved(_ context.Context, p store.Prompt, answer string, _ chat.Role) ([]chat.Reply, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.answers = append(r.answers, answer)

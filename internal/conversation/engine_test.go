@@ -208,7 +208,7 @@ type approver struct {
 	got []string
 }
 
-func (a *approver) Resolved(_ context.Context, p store.Prompt, answer string) ([]chat.Reply, error) {
+func (a *approver) Resolved(_ context.Context, p store.Prompt, answer string, _ chat.Role) ([]chat.Reply, error) {
 	a.mu.Lock()
 	a.got = append(a.got, p.Body+"="+answer)
 	a.mu.Unlock()

@@ -71,7 +71,7 @@ type Memory interface {
 // A task's question is answered by the conversation itself. It runs on
 // the conversation's goroutine; a prompt it opens moves the mode there.
 type Resolver interface {
-	Resolved(ctx context.Context, p store.Prompt, answer string) ([]chat.Reply, error)
+	Resolved(ctx context.Context, p store.Prompt, answer string, role chat.Role) ([]chat.Reply, error)
 }
 
 // Config is what a Manager needs. Store, Senders, RoleOf and Logger are

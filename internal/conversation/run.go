@@ -385,7 +385,7 @@ func (s *session) answer(ctx context.Context, it item, p store.Prompt, answer st
 	if id := progress.PromptTask(p); id != "" {
 		replies = s.resume(ctx, id, answer)
 	} else if s.m.cfg.Resolver != nil {
-		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer)
+		more, err := s.m.cfg.Resolver.Resolved(ctx, p, answer, it.role)
 		if err != nil {
 			s.m.log.Error("resolve", "conversation", s.c.id, "err", err)
 			more = []chat.Reply{chat.Text(ErrorMessage(err))}

@@ -55,7 +55,8 @@ var allowed = map[string][]string{
 	"internal/code":     {"internal/tokens"},
 	"internal/schedule": {"internal/store", "internal/chat", "instincts"},
 	"internal/watch":    {"internal/store", "internal/chat", "instincts", "internal/gitrun"},
-	"internal/progress": {"internal/chat", "internal/store", "internal/task", "harness", "modes"},
+	// progress shows a coding CLI's requests through redact.Visible.
+	"internal/progress": {"internal/chat", "internal/store", "internal/task", "harness", "modes", "internal/redact"},
 	// taskpage: the read-only task page; it reads tasks through the
 	// engine's types and shows every text through redact.
 	"internal/taskpage":     {"internal/task", "harness", "internal/redact"},

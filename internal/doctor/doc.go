@@ -2,7 +2,9 @@
 // warn or fail, and for what is not ok the one command or setting that
 // fixes it: the Docker engines, the kennel image and the CLIs in it, the
 // kennel's hardening as a process inside sees it, the data directory and
-// the workspaces folder (for Fetch and for the kennel's user), the
+// the workspaces folder (for Fetch and for the kennel's user), each
+// workspace's .git for hooks and configuration that would run a program
+// (gitplant.go: read without running git, through os.Root), the
 // database, free disk, the Discord token, the LLM key, each harness's key
 // and the time zone.
 //

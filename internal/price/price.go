@@ -75,10 +75,12 @@ func Of(model string) (Rates, bool) {
 }
 
 // Cost prices t for model. ok is false when the model's price is not
-// known; the cost is then 0 and must be shown as unknown.
+// known, or when a token count is negative (no CLI truly reports one, and
+// priced it would lower a total); the cost is then 0 and must be shown as
+// unknown.
 func Cost(model string, t Tokens) (usd float64, ok bool) {
 	r, ok := Of(model)
-	if !ok {
+	if !ok || t.Input < 0 || t.CachedInput < 0 || t.CacheWrite < 0 || t.Output < 0 {
 		return 0, false
 	}
 	write := r.CacheWrite

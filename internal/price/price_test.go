@@ -20,6 +20,11 @@ func TestCost(t *testing.T) {
 		{"gpt-5-2025-08-07", Tokens{Output: 1e6}, 10, true},
 		{"some-new-model", Tokens{Input: 1000}, 0, false},
 		{"", Tokens{Input: 1000}, 0, false},
+		// A negative count is not priced: it would lower a total.
+		{"claude-opus-4-8", Tokens{Input: -6600, Output: 180}, 0, false},
+		{"gpt-5", Tokens{Output: -1}, 0, false},
+		{"gpt-5", Tokens{CachedInput: -1}, 0, false},
+		{"gpt-5", Tokens{CacheWrite: -1}, 0, false},
 	} {
 		got, ok := Cost(c.model, c.tokens)
 		if ok != c.ok || math.Abs(got-c.want) > 1e-9 {

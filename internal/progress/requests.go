@@ -7,6 +7,7 @@ import (
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/task"
 )
 
@@ -24,8 +25,12 @@ func RequestCommand(id int64, verb string) string { return fmt.Sprintf("/req %d 
 // Request is the message of a request that waits for the owner: what the
 // CLI of task t wants, and the buttons that answer it. Every button names
 // the request, and the text names its task, so that requests of parallel
-// tasks never mix.
+// tasks never mix. What the CLI wrote is shown through redact.Visible
+// (visible), so that the owner approves what would run, not what Discord or
+// a terminal would render of it: a right-to-left override or a zero-width
+// character reads ⟨U+202E⟩, ⟨U+200B⟩.
 func Request(t task.Task, r task.CLIRequest, ttl time.Duration) chat.Reply {
+	r = visible(r)
 	shown, cut := clipShown(r.Detail)
 	var b strings.Builder
 	var actions []chat.Action
@@ -88,6 +93,7 @@ func Request(t task.Task, r task.CLIRequest, ttl time.Duration) chat.Reply {
 // RequestClosed replaces a request's message once it is closed: what it
 // asked and how it ended, without buttons.
 func RequestClosed(t task.Task, r task.CLIRequest) chat.Reply {
+	r = visible(r)
 	what := r.Summary
 	if r.Kind == harness.KindPlan {
 		what = "its plan"
@@ -111,12 +117,34 @@ func RequestClosed(t task.Task, r task.CLIRequest) chat.Reply {
 	return chat.Reply{Key: RequestKey(r.ID), Text: fmt.Sprintf("Task %s's request %d (%s) — %s.", t.ID, r.ID, clip(oneLine(what), 300), how)}
 }
 
-// RequestFull is the whole text of a request, as a file.
+// RequestFull is the whole text of a request, as a file (through
+// redact.Visible too: an editor renders a bidirectional override as a
+// chat does).
 func RequestFull(r task.CLIRequest) chat.Reply {
+	r = visible(r)
 	return chat.Reply{
 		Text:  fmt.Sprintf("The full text of task %s's request %d is attached.", r.TaskID, r.ID),
 		Files: []chat.File{{Name: fmt.Sprintf("request-%d.txt", r.ID), Data: []byte(r.Detail)}},
 	}
+}
+
+// visible is a request with everything the CLI wrote spelled out by
+// redact.Visible, for a message the owner answers.
+func visible(r task.CLIRequest) task.CLIRequest {
+	r.Tool, r.Summary, r.Detail = redact.Visible(r.Tool), redact.Visible(r.Summary), redact.Visible(r.Detail)
+	r.Warning, r.Remember, r.Answer = redact.Visible(r.Warning), redact.Visible(r.Remember), redact.Visible(r.Answer)
+	qs := make([]harness.Question, len(r.Questions))
+	for i, q := range r.Questions {
+		q.Question = redact.Visible(q.Question)
+		q.Options = append([]harness.Option(nil), q.Options...)
+		for j := range q.Options {
+			q.Options[j].Label = redact.Visible(q.Options[j].Label)
+			q.Options[j].Description = redact.Visible(q.Options[j].Description)
+		}
+		qs[i] = q
+	}
+	r.Questions = qs
+	return r
 }
 
 func clipShown(s string) (string, bool) {

@@ -2,8 +2,11 @@
 // message sent to Discord and every log record pass through one Redactor.
 //
 // A Redactor knows two kinds of secret. Configured secrets (the Discord
-// token, the OpenRouter key, harness keys) are replaced wherever they
-// occur, verbatim. Credential patterns come from gitleaks' default rule
+// token, the OpenRouter key, harness keys, the GitHub token) are replaced
+// wherever they occur, verbatim or in disguise: split by line breaks,
+// terminal escape sequences or zero-width characters, URL-encoded, or
+// base64-encoded at any alignment (the Basic credential Fetch sends to
+// GitHub among them); disguise.go says how, and what it costs. Credential patterns come from gitleaks' default rule
 // set (rules/gitleaks.toml, copied unchanged from the gitleaks module at
 // GitleaksVersion and checked against its SHA-256), plus a few of Fetch's
 // own in the same format (rules/fetch.toml). The rules are applied the

@@ -36,6 +36,9 @@ func (r *Redactor) Find(text string) []Finding {
 		for _, m := range r.secrets.FindAllStringIndex(text, -1) {
 			add(ConfiguredRule, m[0])
 		}
+		for _, sp := range r.disguised.spans(text) {
+			add(ConfiguredRule, sp[0])
+		}
 	}
 	lower := strings.ToLower(text)
 	found := r.keywords.find(lower)

@@ -95,10 +95,12 @@ type Redactor struct {
 	// settle is set when a configured secret could appear again out of
 	// a mask and the text around it (a secret holding '[' or ']', or not
 	// UTF-8): String then replaces until none is left.
-	settle   bool
-	rules    []rule
-	global   []allowlist
-	keywords *keywordIndex
+	settle bool
+	// disguised finds the configured secrets in disguise (disguise.go).
+	disguised *disguised
+	rules     []rule
+	global    []allowlist
+	keywords  *keywordIndex
 }
 
 // New builds a Redactor for the configured secrets and the embedded
@@ -106,11 +108,12 @@ type Redactor struct {
 // is part of Mask itself ("REDACTED"), which no mask can hide.
 func New(secrets ...string) (*Redactor, error) {
 	r := &Redactor{}
-	var quoted []string
+	var quoted, kept []string
 	for _, s := range secrets {
 		if len(strings.TrimSpace(s)) < minSecretLen || strings.Contains(strings.ToLower(Mask), strings.ToLower(s)) {
 			continue
 		}
+		kept = append(kept, s)
 		quoted = append(quoted, quoteSecret(s))
 		if !utf8.ValidString(s) {
 			r.raw = append(r.raw, s)
@@ -125,6 +128,7 @@ func New(secrets ...string) (*Redactor, error) {
 		// whole.
 		sort.Slice(quoted, func(i, j int) bool { return len(quoted[i]) > len(quoted[j]) })
 		r.secrets = regexp.MustCompile("(?i)" + strings.Join(quoted, "|"))
+		r.disguised = newDisguised(kept)
 	}
 
 	rs, err := builtin()
@@ -283,6 +287,7 @@ func (r *Redactor) String(s string) string {
 	}
 	if r.secrets != nil {
 		s = r.configured(s)
+		s = r.undisguise(s)
 	}
 	lower := strings.ToLower(s)
 	found := r.keywords.find(lower)
@@ -312,6 +317,21 @@ func (r *Redactor) configured(s string) string {
 	// Every pass of this loop makes s shorter.
 	for r.holdsConfigured(s) {
 		s = r.replaceConfigured(s, "")
+	}
+	return s
+}
+
+// undisguise masks the configured secrets in disguise in s.
+func (r *Redactor) undisguise(s string) string {
+	for i := 0; i <= maxSettle; i++ {
+		spans := r.disguised.spans(s)
+		if len(spans) == 0 {
+			return s
+		}
+		s = mask(s, spans)
+		if !r.settle {
+			return s
+		}
 	}
 	return s
 }

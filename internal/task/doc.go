@@ -63,7 +63,10 @@
 //
 // A task's cost adds up its runs, except for harnesses whose resumed run
 // reports the whole session (harness.UsageCumulative: Codex, Qwen): then
-// the last report is the total.
+// the last report is the total. A usage report with a negative, NaN or
+// infinite figure (harness.Usage.Valid) is logged and taken as not
+// reported: it neither lowers the task's cost nor its budget use (the
+// event stays in the task's log without its figures).
 //
 // A run that ends with a question puts the task in waiting_input; Respond
 // resumes the harness's session with the answer. Cancel stops the run

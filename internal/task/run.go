@@ -363,6 +363,12 @@ func cliCost(scope harness.UsageScope, t Task, run float64) float64 {
 // setCost records the cost of the run that came to out in t: the CLI's
 // part, and the total with the orchestrator's calls attributed to it.
 func (e *Engine) setCost(ctx context.Context, t *Task, out harness.Outcome) {
+	if !out.Usage.Valid() {
+		// The harness's tally skips such reports; an outcome from
+		// elsewhere is held to the same rule.
+		e.log.Warn("run usage refused: a negative, NaN or infinite figure; treated as not reported", "task", t.ID, "cost_usd", out.Usage.CostUSD)
+		out.Usage = harness.Usage{}
+	}
 	t.CLICostUSD = cliCost(e.usageScope(*t), *t, out.Usage.CostUSD)
 	t.CostUnknown = t.CostUnknown || out.Usage.CostUnknown
 	t.CostUSD = t.CLICostUSD + e.attributed(ctx, t.ID)
@@ -767,6 +773,7 @@ func (w *eventWriter) loop() {
 func (w *eventWriter) write(batch []harness.Event) {
 	now := store.FormatTime(w.e.now())
 	rows := make([][2]string, 0, len(batch))
+	w.refuseInvalidUsage(batch)
 	w.checkBudget(batch)
 	for _, ev := range batch {
 		data, err := json.Marshal(ev)
@@ -802,6 +809,23 @@ func (w *eventWriter) write(batch []harness.Event) {
 		}
 		// A copy: the batch is reused, an observer may keep the event.
 		w.e.notify(w.ctx, Update{Kind: Progress, Task: w.task, Event: &ev})
+	}
+}
+
+// refuseInvalidUsage takes out of the batch the usage figures a CLI cannot
+// truly report (harness.Usage.Valid: a negative, NaN or infinite cost, a
+// negative token count): they would lower the task's cost and its budget
+// use. The event stays, without figures, as if the CLI had reported none;
+// the log says what came.
+func (w *eventWriter) refuseInvalidUsage(batch []harness.Event) {
+	for i, ev := range batch {
+		if ev.Usage == nil || ev.Usage.Valid() {
+			continue
+		}
+		u := *ev.Usage
+		w.e.log.Warn("usage report refused: a negative, NaN or infinite figure; treated as not reported", "task", w.task.ID, "harness", w.task.Harness, "kind", ev.Kind,
+			"cost_usd", u.CostUSD, "input_tokens", u.InputTokens, "output_tokens", u.OutputTokens, "cache_read_tokens", u.CacheReadTokens, "cache_write_tokens", u.CacheWriteTokens, "premium_requests", u.PremiumRequests)
+		batch[i].Usage = nil
 	}
 }
 
