@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/testkit"
@@ -30,45 +31,69 @@ import (
 // prompt-injected CLI would: it reads every environment it can, connects
 // through the proxy to a host nobody allowed and to the host machine's
 // bridge address, connects to that address directly, reaches a host the
-// owner allowed (fetch workspace hosts add), and calls its model API. The
-// fake API (a container on a network the test made) gets the real key;
-// the kennel never had it; the refusals are in the task's log.
+// owner allowed (fetch workspace hosts add), calls its model API, and
+// leaves a detached process with an empty environment behind. The fake
+// API (a container on a network the test made) gets the real key; the
+// kennel never had it; the refusals are in the task's log; the next run
+// finds nothing of the leftover.
 func TestJourneyKennelBoundary(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "app")
-	nw := testkit.NewEgressNet(t)
+	kennelBoundary(t, w, w.docker, false)
+}
+
+// TestJourneyKennelBoundaryOnAnotherEngine is the same on a second engine
+// (FETCH_ENGINES): the proxy runs beside the kennels there, and the fakes
+// on a network the test made there.
+func TestJourneyKennelBoundaryOnAnotherEngine(t *testing.T) {
+	t.Parallel()
+	w := newRemoteWorld(t)
+	w.start() // copies the kennel image (the fakes' image too) to the engine
+	w.createWorkspace("app")
+	kennelBoundary(t, w, w.docker, true)
+}
+
+// kennelBoundary is the boundary journey on the engine docker, where the
+// world's workspace app lives.
+func kennelBoundary(t *testing.T, w *world, docker *client.Client, remote bool) {
+	nw := testkit.NewEgressNetOn(t, docker)
 	api := nw.Upstream(t, "api.fetchtest.example")
 	other := nw.Upstream(t, "other.fetchtest.example")
 	allowed := nw.Upstream(t, "allowed.fetchtest.example")
 
-	// A server of the test's own on the host's bridge address: a
-	// connection reaching it would mean the kennel reached the host.
-	gw := testkit.BridgeGateway(t)
-	ln, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
-	if err != nil {
-		t.Fatalf("listen on the bridge address: %v", err)
-	}
-	defer ln.Close()
+	// The host machine's bridge address. On this machine, a server of the
+	// test's own listens there: a connection reaching it would mean the
+	// kennel reached the host. (A second engine's host is a container
+	// the test cannot listen in; the probes' answers show it there.)
+	gw := testkit.BridgeGatewayOn(t, docker)
+	hostAddr := net.JoinHostPort(gw, "2375")
 	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
+	if !remote {
+		ln, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
+		if err != nil {
+			t.Fatalf("listen on the bridge address: %v", err)
 		}
-	}()
-	hostAddr := ln.Addr().String()
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				reached.Add(1)
+				c.Close()
+			}
+		}()
+		hostAddr = ln.Addr().String()
+	}
 
 	const realKey = "sk-ant-api03-REALrealREAL0123456789abcdefABCDEF-kennelNEVERsees"
 	w.env["ANTHROPIC_API_KEY"] = realKey
 	w.env["ANTHROPIC_BASE_URL"] = "http://api.fetchtest.example:8080"
 	w.env["FETCH_EGRESS_NETWORKS"] = nw.Name
 
-	// fetch runs the binary and returns its stdout, then stdout and
-	// stderr together, and its exit code.
+	// run runs the binary and returns its stdout, then stdout and stderr
+	// together, and its exit code.
 	run := func(args ...string) (string, string, int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -100,19 +125,23 @@ func TestJourneyKennelBoundary(t *testing.T) {
 		t.Errorf("workspace show does not list the allowed host:\n%s", out)
 	}
 
-	goal := "probe [scenario:egress]" +
+	task := func(goal string) string {
+		t.Helper()
+		out, all, code := run("task", "run", "--workspace", "app", "--wait", goal)
+		if code != 0 || len(strings.Fields(out)) < 2 {
+			t.Fatalf("fetch task run exited %d:\n%s", code, all)
+		}
+		log, _, _ := run("task", "log", strings.Fields(out)[1])
+		return log
+	}
+	log := task("probe [scenario:egress]" +
 		" [probe:other=http://other.fetchtest.example:8080/]" +
 		" [probe:bridge-proxy=http://" + hostAddr + "/]" +
 		" [probe:bridge-direct=tcp://" + hostAddr + "]" +
-		" [probe:allowed=http://allowed.fetchtest.example:8080/]"
-	out, all, code := run("task", "run", "--workspace", "app", "--wait", goal)
-	if code != 0 || len(strings.Fields(out)) < 2 {
-		t.Fatalf("fetch task run exited %d:\n%s", code, all)
-	}
-	id := strings.Fields(out)[1]
-	log, _, _ := run("task", "log", id)
+		" [probe:allowed=http://allowed.fetchtest.example:8080/]" +
+		" [probe-leave]")
 
-	for _, want := range []string{"probe other: 403", "probe bridge-proxy: 403", "probe bridge-direct: failed", "probe allowed: 200", "probe api: 200"} {
+	for _, want := range []string{"probe other: 403", "probe bridge-proxy: 403", "probe bridge-direct: failed", "probe allowed: 200", "probe api: 200", "leave: alive"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("task log lacks %q:\n%s", want, log)
 		}
@@ -145,6 +174,10 @@ func TestJourneyKennelBoundary(t *testing.T) {
 	reqs := api.Requests(t)
 	if len(reqs) != 1 || reqs[0].Header.Get("X-Api-Key") != realKey || reqs[0].Path != "/v1/messages" {
 		t.Errorf("the model API got %+v, want one /v1/messages with the real key", reqs)
+	}
+	// (d) The next run finds nothing of what the first left running.
+	if log := task("look around [scenario:egress] [probe-trace]"); !strings.Contains(log, "trace: gone") {
+		t.Errorf("the next run found the leftover:\n%s", log)
 	}
 }
 

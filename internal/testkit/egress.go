@@ -34,7 +34,13 @@ type EgressNet struct {
 // whatever is still attached to it.
 func NewEgressNet(t testing.TB) *EgressNet {
 	t.Helper()
-	c := RequireDocker(t)
+	return NewEgressNetOn(t, RequireDocker(t))
+}
+
+// NewEgressNetOn is NewEgressNet on the engine c (a second engine: its
+// upstreams run there, from an image the engine already has).
+func NewEgressNetOn(t testing.TB, c *client.Client) *EgressNet {
+	t.Helper()
 	name := "fetch-test-egress-" + strings.ToLower(rand.Text()[:10])
 	if _, err := c.NetworkCreate(context.Background(), name, network.CreateOptions{
 		Driver: "bridge", Labels: map[string]string{LabelTestNet: "1"},
@@ -78,7 +84,7 @@ func (n *EgressNet) Upstream(t testing.TB, aliases ...string) *Upstream {
 	t.Helper()
 	ctx := context.Background()
 	resp, err := n.docker.ContainerCreate(ctx, &container.Config{
-		Image:      HarnessImage(t),
+		Image:      HarnessImage(t), // built here; a second engine must have it already
 		Entrypoint: []string{"/usr/local/bin/claude", "serve-upstream"},
 		Labels:     map[string]string{LabelTestNet: n.Name},
 	}, &container.HostConfig{
@@ -129,7 +135,13 @@ func (u *Upstream) Requests(t testing.TB) []UpstreamRequest {
 // a container on it reaches the host machine at.
 func BridgeGateway(t testing.TB) string {
 	t.Helper()
-	info, err := RequireDocker(t).NetworkInspect(context.Background(), "bridge", network.InspectOptions{})
+	return BridgeGatewayOn(t, RequireDocker(t))
+}
+
+// BridgeGatewayOn is BridgeGateway of the engine c.
+func BridgeGatewayOn(t testing.TB, c *client.Client) string {
+	t.Helper()
+	info, err := c.NetworkInspect(context.Background(), "bridge", network.InspectOptions{})
 	if err != nil {
 		t.Fatalf("testkit: inspect bridge: %v", err)
 	}

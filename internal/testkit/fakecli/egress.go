@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -121,5 +123,44 @@ func egressProbe(inv invocation, em emitter) {
 			em.text(fmt.Sprintf("probe api: %d", resp.StatusCode))
 		}
 	}
+	if strings.Contains(inv.prompt, "[probe-trace]") {
+		em.text("trace: " + leftoverState())
+	}
+	if strings.Contains(inv.prompt, "[probe-leave]") {
+		if err := leaveBehind(); err != nil {
+			em.text("leave: failed: " + err.Error())
+		} else {
+			em.text("leave: " + leftoverState())
+		}
+	}
 	em.finish("Probed the way out.")
+}
+
+// leftoverFile is where the egress scenario notes the process it leaves
+// behind ([probe-leave]), for a later run to look for ([probe-trace]).
+const leftoverFile = "/tmp/fetch-probe-leftover.pid"
+
+// leaveBehind starts what a hostile CLI leaves running after its run: a
+// shell in a session of its own with an empty environment, which
+// backgrounds a sleep and exits, so that the sleep is orphaned and carries
+// neither the run's process group nor its task tag.
+func leaveBehind() error {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo $! > "+leftoverFile)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd.Run()
+}
+
+// leftoverState says whether the process leaveBehind noted is alive.
+func leftoverState() string {
+	b, err := os.ReadFile(leftoverFile)
+	if err != nil {
+		return "none noted"
+	}
+	pid := strings.TrimSpace(string(b))
+	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil || !strings.HasPrefix(string(cmdline), "sleep\x00") {
+		return "gone"
+	}
+	return "alive"
 }
