@@ -32,8 +32,8 @@ type Allowlist interface {
 // instinct names, like Scheduler: the change commits with the command's
 // message. It checks the host (the instinct passes it on as typed) and
 // refuses a bad one in its reply, changing nothing. Describe is /status's
-// line on the kennels' way out for a workspace ("" when none is selected
-// says only whether it is on).
+// line on the kennels' way out for the selected workspace (workspace ""
+// when none is; "" shows no line).
 type Hosts interface {
 	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
 	Describe(ctx context.Context, workspace string) string

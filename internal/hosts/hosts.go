@@ -142,14 +142,15 @@ func (l *List) list(ws string, hosts []string) string {
 	return b.String()
 }
 
-// Describe is /status's line on the way out: whether it is on and, for a
-// selected workspace, the hosts allowed to it.
+// Describe is /status's line on the way out: that it is off, or the hosts
+// allowed to the selected workspace ("" when it is on and no workspace is
+// selected).
 func (l *List) Describe(ctx context.Context, workspace string) string {
 	if !l.cfg.On {
 		return fmt.Sprintf("off (%s=off): the kennels reach any host", l.cfg.Switch)
 	}
 	if workspace == "" {
-		return "proxy"
+		return ""
 	}
 	all, err := l.cfg.Store.WorkspaceHosts(ctx)
 	switch {
