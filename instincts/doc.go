@@ -1,8 +1,9 @@
 // Package instincts holds Fetch's deterministic reflexes: the commands and
 // safety words answered without the LLM (/help, /status, /stop and its
 // natural forms, /clear, /whoami, /autonomy, /commands, yes/no on a pending
-// prompt), the reading of /use and /allow (whose effects, selecting a
-// workspace and changing who may talk to Fetch, the runtime carries out),
+// prompt), the reading of /use, /allow and /hosts (whose effects,
+// selecting a workspace, changing who may talk to Fetch and the hosts a
+// workspace's runs may reach, the runtime carries out),
 // and the reading of /remind, /schedule, /cron and /watch: their times and
 // cron specs are parsed here (ParseWhen, ParseSpec) and handed on in the
 // Response as a Job for the runtime to store.

@@ -139,6 +139,9 @@ type State struct {
 	// Engines describes the Docker engines and their load when Fetch uses
 	// more than one; filled for /status only.
 	Engines string
+	// WayOut describes the kennels' way out and the hosts allowed to the
+	// selected workspace ("" when unknown); filled for /status only.
+	WayOut string
 }
 
 // Response is an instinct's answer.
@@ -156,7 +159,8 @@ type Response struct {
 	// JobID is the reminder or schedule for CronRemove, CronPause and
 	// CronResume.
 	JobID int64
-	// Workspace is the workspace for WatchOn, WatchOff and ShipMode.
+	// Workspace is the workspace for WatchOn, WatchOff, ShipMode and the
+	// Hosts effects.
 	Workspace string
 	// ShipMode is the mode to set for Effect ShipMode; empty shows it.
 	ShipMode string
@@ -165,6 +169,9 @@ type Response struct {
 	TaskID   string
 	// User is the user id for AllowAdd and AllowRemove.
 	User string
+	// Host is the entry for HostsAdd and HostsRemove, as typed (the
+	// runtime checks it).
+	Host string
 }
 
 // command is one slash command.
@@ -212,6 +219,7 @@ func New() *Set {
 		{"pr", "/pr", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
 		{"use", "/use", "/use WORKSPACE: work in that workspace from now on (/use alone lists them)", use},
 		{"allow", "/allow", "/allow add|remove USER_ID, /allow list: who besides the owner may talk to me (owner only)", allow},
+		{"hosts", "/hosts", "/hosts, /hosts add|remove HOST: the hosts the selected workspace's runs may reach besides their coding CLI's own (owner only)", hosts},
 		// Taken by the conversation, which owns the coding CLIs' requests
 		// (listed here so that /help and /commands name them).
 		{"plan", "/plan", "/plan GOAL: the coding CLI reads the code and proposes a plan; you approve, revise or cancel it before anything changes", nil},
@@ -303,6 +311,9 @@ func status(_ string, st State) Response {
 	}
 	if st.Engines != "" {
 		fmt.Fprintf(&b, "\nEngines: %s", st.Engines)
+	}
+	if st.WayOut != "" {
+		fmt.Fprintf(&b, "\nWay out: %s", st.WayOut)
 	}
 	if st.Prompt != nil {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))

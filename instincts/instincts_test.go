@@ -53,7 +53,7 @@ func TestInstincts(t *testing.T) {
 		{"clear idle", "/clear", idle(), "clear", instincts.Clear, "History cleared (no workspace selected)."},
 		{"clear refused", "/clear", working(), "clear", instincts.None, "Task t-7 is running; /stop it or wait for it to finish before clearing the history."},
 		{"whoami", "/whoami", idle(), "whoami", instincts.None, "You are owner-1 (owner) on term."},
-		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /pr /use /allow /plan /policy /req"},
+		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /pr /use /allow /hosts /plan /policy /req"},
 		{"help", "/help", idle(), "help", instincts.None, "/status — mode, workspace, running task, autonomy, what waits for you and the LLM budget left\n"},
 		{"yes nothing", "yes", idle(), "yes", instincts.None, "Nothing is waiting for a yes or no right now."},
 		{"no nothing", "no", idle(), "no", instincts.None, "Nothing is waiting for a yes or no right now."},

@@ -238,3 +238,28 @@ func TestJourneyChatGreetsAtATerminal(t *testing.T) {
 		t.Fatalf("piped fetch chat: exit %d, printed %q; want only the reply", code, piped)
 	}
 }
+
+// J-ws6: the owner lets a workspace's runs reach a host from the chat:
+// /hosts asks for a workspace first; /hosts add refuses a URL with the
+// form it expects and allows a host name; /status shows it; an allowed
+// user who is not the owner is refused; fetch workspace show, on the same
+// database, lists the host too. No task runs.
+func TestJourneyHostsFromChat(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	w.start()
+	w.ask(ownerID, "/hosts add allowed.example.org", regexp.MustCompile(`^No workspace is selected: /use NAME selects one`))
+	w.ask(ownerID, "/use app", regexp.MustCompile(`^Workspace app selected`))
+	w.ask(ownerID, "/hosts add https://allowed.example.org/x", regexp.MustCompile(`^Nothing changed: .*a URL or a host with a port.*; want a host name such as registry\.npmjs\.org`))
+	w.ask(ownerID, "/hosts add allowed.example.org", regexp.MustCompile(`^Workspace app's runs may now reach allowed\.example\.org, from the next run on \(hosts allowed: allowed\.example\.org\)`))
+	w.ask(ownerID, "/status", regexp.MustCompile(`(?m)^Workspace: app\n(?s:.*)^Way out: proxy; hosts allowed: allowed\.example\.org$`))
+	w.ask(friendID, "/hosts add evil.example.org", regexp.MustCompile(`^Only the owner can see or change the hosts a workspace's runs may reach\.`))
+
+	code, out, errs := w.cli("", "workspace", "show", "app")
+	if code != 0 {
+		t.Fatalf("fetch workspace show app: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "Hosts allowed to this workspace: allowed.example.org\n") || strings.Contains(out, "evil.example.org") {
+		t.Errorf("fetch workspace show app after /hosts add:\n%s", out)
+	}
+}

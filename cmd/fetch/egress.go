@@ -17,6 +17,7 @@ import (
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/doctor"
+	"github.com/fetch-dev/fetch/internal/hosts"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -143,6 +144,19 @@ func workspaceHosts(ctx context.Context, db *store.DB, cfg Config, name string, 
 	}
 	printHosts(stdout, cfg, all[name], harnessName)
 	return nil
+}
+
+// chatHosts carries out /hosts in chat (fetch serve and fetch chat) on the
+// same table as fetch workspace hosts, and describes the way out for
+// /status.
+func chatHosts(cfg Config, db *store.DB) *hosts.List {
+	return hosts.New(hosts.Config{
+		Store:    db,
+		On:       cfg.Egress,
+		Switch:   envEgress,
+		Harness:  cfg.Harness,
+		Defaults: harness.HostsOf(harness.Name(cfg.Harness)),
+	})
 }
 
 // printHosts says where a workspace's runs may go.

@@ -300,6 +300,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		// workspace_select.
 		Workspaces: workspaces,
 		Allowed:    x.allowed,
+		Hosts:      chatHosts(cfg, db),
 	}
 	if x.metrics != nil {
 		c.Metrics = x.metrics

@@ -109,7 +109,7 @@ func (l *List) ApplyTx(ctx context.Context, tx *sql.Tx, _ string, userID string,
 		if !added {
 			return fmt.Sprintf("%s may talk to me already.", id), none, nil
 		}
-		return fmt.Sprintf("%s may now talk to me in direct messages: they get a conversation of their own and may ask for work in the workspaces; /autonomy, /ship, /pr and /allow stay yours. /allow remove %s undoes it.", id, id),
+		return fmt.Sprintf("%s may now talk to me in direct messages: they get a conversation of their own and may ask for work in the workspaces; /autonomy, /ship, /pr, /allow and /hosts stay yours. /allow remove %s undoes it.", id, id),
 			func() { l.change(id, true) }, nil
 	case instincts.AllowRemove:
 		removed, err := l.db.DisallowUserTx(ctx, tx, l.channel, id)

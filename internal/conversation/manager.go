@@ -130,6 +130,9 @@ type Config struct {
 	Workspaces Workspaces
 	// Allowed carries out /allow; nil: /allow is not available.
 	Allowed Allowlist
+	// Hosts carries out /hosts and describes the way out for /status;
+	// nil: /hosts is not available.
+	Hosts Hosts
 	// Engines describes the Docker engines and their load for /status;
 	// nil when Fetch uses only the local one.
 	Engines func(ctx context.Context) string

@@ -46,7 +46,8 @@ type effect struct {
 
 // effect returns the change an instinct makes to the database, for
 // commit: /remind, /schedule and /cron … (the Scheduler), /watch on|off
-// (the Watcher), /ship, /use, /allow (the Allowlist) and /autonomy. ok is
+// (the Watcher), /ship, /use, /allow (the Allowlist), /hosts (the Hosts)
+// and /autonomy. ok is
 // false for every other instinct.
 func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 	switch r.Effect {
@@ -60,6 +61,8 @@ func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 		return s.use(it, r), true
 	case instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList:
 		return s.applied(it, r, s.m.cfg.Allowed), true
+	case instincts.HostsList, instincts.HostsAdd, instincts.HostsRemove:
+		return s.applied(it, r, s.m.cfg.Hosts), true
 	case instincts.SetAutonomy:
 		return effect{write: func(ctx context.Context, tx *sql.Tx) ([]chat.Reply, func(), error) {
 			if err := s.m.cfg.Store.SetAutonomyTx(ctx, tx, s.c.id, string(r.Autonomy)); err != nil {

@@ -288,6 +288,9 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		if s.m.cfg.Engines != nil {
 			st.Engines = s.m.cfg.Engines(ctx)
 		}
+		if s.m.cfg.Hosts != nil {
+			st.WayOut = s.m.cfg.Hosts.Describe(ctx, st.Workspace)
+		}
 		if s.m.cfg.DaySpend != nil {
 			if ds, err := s.m.cfg.DaySpend(ctx); err != nil {
 				s.m.log.Error("day spend", "conversation", s.c.id, "err", err)
@@ -354,7 +357,8 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 	case instincts.PR:
 		return []chat.Reply{chat.Text(s.prAction(ctx, r))}
 	case instincts.SetAutonomy, instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume,
-		instincts.WatchOn, instincts.WatchOff, instincts.ShipMode, instincts.UseWorkspace, instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList:
+		instincts.WatchOn, instincts.WatchOff, instincts.ShipMode, instincts.UseWorkspace, instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList,
+		instincts.HostsList, instincts.HostsAdd, instincts.HostsRemove:
 		// Effects: see session.effect.
 	}
 	return []chat.Reply{chat.Text(r.Reply)}

@@ -28,6 +28,17 @@ type Allowlist interface {
 	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
 }
 
+// Hosts carries out /hosts (list, add, remove) for the workspace the
+// instinct names, like Scheduler: the change commits with the command's
+// message. It checks the host (the instinct passes it on as typed) and
+// refuses a bad one in its reply, changing nothing. Describe is /status's
+// line on the kennels' way out for the selected workspace (workspace ""
+// when none is; "" shows no line).
+type Hosts interface {
+	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
+	Describe(ctx context.Context, workspace string) string
+}
+
 // use is /use's effect: the conversation's workspace becomes
 // r.Workspace when it exists, as the agent's workspace_select makes it;
 // /use alone lists the workspaces. An unknown name changes nothing.

@@ -70,6 +70,11 @@ var allowed = map[string][]string{
 	// access: who besides the owner may talk to Fetch (/allow), kept in
 	// the store and in memory for the role check of every message.
 	"internal/access": {"internal/store", "instincts"},
+	// hosts: the hosts the owner allows a workspace's runs to reach
+	// (/hosts), kept in the store and checked by the proxy's own rule
+	// (kennel/egress, the standard library only), which instincts may not
+	// import.
+	"internal/hosts": {"internal/store", "instincts", "kennel/egress"},
 	// policy: what a coding CLI may do without the owner; store for the
 	// rule and audit types, instincts for the autonomy levels.
 	"internal/policy": {"internal/store", "instincts"},
