@@ -7,9 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -182,16 +180,9 @@ func kennelBoundary(t *testing.T, w *world, docker *client.Client, remote bool) 
 }
 
 // removeEgress removes the kennels' way out of this world's data
-// directory: its proxy container and network (named after its key).
+// directory, where it runs: its proxy container and network.
 func (w *world) removeEgress(ctx context.Context) {
-	b, err := os.ReadFile(filepath.Join(w.data, "egress.key"))
-	if err != nil {
-		return // never made: egress off, or no task ran
-	}
-	key, _ := hex.DecodeString(strings.TrimSpace(string(b)))
-	sum := sha256.Sum256(key)
-	id := hex.EncodeToString(sum[:6])
-	f := filters.NewArgs(filters.Arg("label", kennel.LabelEgress+"="+id))
+	f := filters.NewArgs(filters.Arg("label", kennel.LabelEgressData+"="+w.data))
 	list, _ := w.docker.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	for _, c := range list {
 		if err := w.docker.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {

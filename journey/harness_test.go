@@ -79,6 +79,7 @@ func TestMain(m *testing.M) {
 	binDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
+	testkit.RemoveOrphanEgress() // what a world's cleanup could not remove
 	os.Exit(code)
 }
 

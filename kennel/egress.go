@@ -35,11 +35,22 @@ type Egress struct {
 	// Networks are the networks the proxy joins to reach the world
 	// (default "bridge", Docker's default network).
 	Networks []string
+	// DataDir is the data directory of the Fetch that made them, as a
+	// label (LabelEgressData), to tell whose they are.
+	DataDir string
 }
 
-// LabelEgress marks the proxy container and the kennels' network; its
-// value is Egress.ID.
-const LabelEgress = "fetch.egress"
+// Labels of the proxy container and the kennels' network: LabelEgress
+// holds Egress.ID, LabelEgressData Egress.DataDir.
+const (
+	LabelEgress     = "fetch.egress"
+	LabelEgressData = "fetch.egress.data"
+)
+
+// egressLabels are the labels of the proxy and the kennels' network.
+func (k *Kennel) egressLabels() map[string]string {
+	return map[string]string{LabelInstance: k.cfg.Instance, LabelEgress: k.cfg.Egress.ID, LabelEgressData: k.cfg.Egress.DataDir}
+}
 
 var egressID = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
@@ -104,7 +115,7 @@ func (k *Kennel) ensureNetwork(ctx context.Context) error {
 			// kennels cannot reach the host machine either.
 			"com.docker.network.bridge.inhibit_ipv4": "true",
 		},
-		Labels: map[string]string{LabelInstance: k.cfg.Instance, LabelEgress: k.cfg.Egress.ID},
+		Labels: k.egressLabels(),
 	})
 	if err != nil && !cerrdefs.IsConflict(err) {
 		return fmt.Errorf("kennel: create network %s: %w", name, classify(err))
@@ -149,7 +160,7 @@ func (k *Kennel) createEgress(ctx context.Context, name string) error {
 		Image:      k.cfg.Image,
 		User:       k.cfg.User,
 		Entrypoint: egress.ServeArgv(shim.Path),
-		Labels:     map[string]string{LabelInstance: k.cfg.Instance, LabelEgress: k.cfg.Egress.ID},
+		Labels:     k.egressLabels(),
 	}
 	pids := int64(256)
 	host := &container.HostConfig{

@@ -76,7 +76,7 @@ func kennelEgress(cfg Config) (*kennel.Egress, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &kennel.Egress{ID: egressID(key), Networks: cfg.EgressNetworks}, key, nil
+	return &kennel.Egress{ID: egressID(key), Networks: cfg.EgressNetworks, DataDir: cfg.DataDir}, key, nil
 }
 
 // taskEgress is the task engine's side of the way out: the key, and the

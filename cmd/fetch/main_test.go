@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +27,26 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asFetchEnv) == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 	}
-	goleak.VerifyTestMain(m)
+	// The ways out of the tests' data directories go with them (the
+	// cleanup is the one that exits).
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		testkit.RemoveOrphanEgress()
+		os.Exit(code)
+	}))
+}
+
+// egressCleaned are the data directories whose way out a test's cleanup
+// removes.
+var egressCleaned sync.Map
+
+// cleanEgress has the way out Fetch makes for vars' data directory (its
+// proxy and network) removed when the test ends, once per directory.
+func cleanEgress(t *testing.T, vars map[string]string) {
+	dir := vars["FETCH_DATA_DIR"]
+	if _, loaded := egressCleaned.LoadOrStore(dir, true); dir == "" || loaded {
+		return
+	}
+	t.Cleanup(func() { testkit.RemoveEgressOf(dir) })
 }
 
 func envOf(vars map[string]string) func(string) string {
@@ -34,6 +54,7 @@ func envOf(vars map[string]string) func(string) string {
 }
 
 func runFetch(t *testing.T, vars map[string]string, stdin string, args ...string) (int, string, string) {
+	cleanEgress(t, vars)
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(t.Context(), args, envOf(vars), strings.NewReader(stdin), &out, &errb)

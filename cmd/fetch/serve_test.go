@@ -72,6 +72,7 @@ func serveVars(d *testkit.Discord, dir string) map[string]string {
 // startServe runs fetch serve until stop and waits until it is connected
 // (its identifies-th IDENTIFY) with its commands registered.
 func startServe(t *testing.T, d *testkit.Discord, vars map[string]string, identifies int) *server {
+	cleanEgress(t, vars)
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	s := &server{cancel: cancel, done: make(chan int, 1), log: &lockedBuffer{}}

@@ -30,6 +30,7 @@ func taskVars(t *testing.T) map[string]string {
 		os.Chmod(d, 0o755)
 	}
 	vars := map[string]string{"FETCH_DATA_DIR": dir, "FETCH_KENNEL_IMAGE": image}
+	cleanEgress(t, vars)
 	cfg, err := loadConfig(envOf(vars))
 	if err != nil {
 		t.Fatal(err)

@@ -6,16 +6,22 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/fetch-dev/fetch/kennel"
 )
 
 // LabelTestNet marks the networks tests create for the kennel's way out.
@@ -156,4 +162,58 @@ func BridgeGatewayOn(t testing.TB, c *client.Client) string {
 	}
 	t.Fatal("testkit: the bridge network has no gateway")
 	return ""
+}
+
+// RemoveOrphanEgress removes the kennels' ways out (proxy containers and
+// networks, kennel.LabelEgressData) whose data directory no longer exists
+// on this machine: those of test data directories (t.TempDir) already
+// removed. Test mains call it when their tests are done; a Fetch whose
+// data directory exists is never touched.
+func RemoveOrphanEgress() {
+	removeEgress(func(dir string) bool {
+		_, err := os.Stat(dir)
+		return errors.Is(err, fs.ErrNotExist)
+	})
+}
+
+// RemoveEgressOf removes the way out that Fetch made for the data
+// directory dir, and the kennels left on its network, if any: for a
+// test's t.Cleanup, so that a test's networks do not outlive it (an
+// engine has a few dozen address ranges for networks).
+func RemoveEgressOf(dir string) {
+	removeEgress(func(d string) bool { return d == dir })
+}
+
+// removeEgress removes the ways out whose data directory is chosen.
+func removeEgress(chosen func(dataDir string) bool) {
+	c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gone := func(labels map[string]string) bool {
+		dir := labels[kennel.LabelEgressData]
+		return dir != "" && chosen(dir)
+	}
+	f := filters.NewArgs(filters.Arg("label", kennel.LabelEgressData))
+	ctrs, _ := c.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	for _, ct := range ctrs {
+		if gone(ct.Labels) {
+			_ = c.ContainerRemove(ctx, ct.ID, container.RemoveOptions{Force: true})
+		}
+	}
+	nets, _ := c.NetworkList(ctx, network.ListOptions{Filters: f})
+	for _, n := range nets {
+		if !gone(n.Labels) {
+			continue
+		}
+		if info, err := c.NetworkInspect(ctx, n.ID, network.InspectOptions{}); err == nil {
+			for id := range info.Containers { // a kennel left on it
+				_ = c.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+			}
+		}
+		_ = c.NetworkRemove(ctx, n.ID)
+	}
 }
