@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net"
+	"regexp"
 	"os/exec"
 	"strings"
 	"sync"
@@ -38,6 +39,26 @@ func TestJourneyKennelBoundary(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "app")
 	kennelBoundary(t, w, w.docker, false)
+
+	// The same refusals through fetch serve, from chat: on the task's
+	// page and in the metrics.
+	addr := "127.0.0.1:" + freePort(t)
+	w.env["FETCH_METRICS_ADDR"] = addr
+	w.env["FETCH_PAGE_ADDR"] = "127.0.0.1:0"
+	w.start()
+	m, status := w.startTask(ownerID, "probe the app workspace", "probe [scenario:egress] [probe:other=http://other.fetchtest.example:8080/]", "app")
+	id := taskID(t, status.Text)
+	res := w.awaitResult(m, regexp.MustCompile(`Task `+id+` succeeded on app`), "the probe's result")
+	link := pageButton(res.Msg)
+	if link == "" {
+		t.Fatalf("the result has no Task page button: %+v", res.Msg.Components)
+	}
+	if code, page := get(t, link); code != 200 || !strings.Contains(page, "Connection refused by the kennel") || !strings.Contains(page, "other.fetchtest.example:8080") {
+		t.Errorf("the task page (%d) does not show the refusal:\n%s", code, page)
+	}
+	if n := sample(scrape(t, addr), "fetch_egress_refused_total", map[string]string{"reason": "not_allowed", "engine": "local"}); n < 1 {
+		t.Errorf("fetch_egress_refused_total{reason=not_allowed} = %v, want the refusal counted", n)
+	}
 }
 
 // TestJourneyKennelBoundaryOnAnotherEngine is the same on a second engine

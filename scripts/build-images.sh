@@ -93,7 +93,7 @@ CGO_ENABLED=0 go build -trimpath -o build/fetch-shim ./cmd/fetch-shim
 docker build -q -f Dockerfile.kennel --build-arg BASE="$base" --build-arg CLIS="${packaged# }" \
   -t "$kennel_image" . >/dev/null
 # The kennel starts and has its shim and the CLIs asked for.
-docker run --rm --network none "$kennel_image" fetch-shim ps --state /nonexistent >/dev/null
+docker run --rm --network none --entrypoint /usr/local/bin/fetch-shim "$kennel_image" ps --state /nonexistent >/dev/null
 for c in ${clis//,/ }; do
   name=${c%%=*}
   docker run --rm --network none --entrypoint /bin/sh "$kennel_image" -c 'command -v "$1" >/dev/null' sh "$name" ||

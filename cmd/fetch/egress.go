@@ -30,18 +30,30 @@ import (
 // shares it (and so the proxy and its network on each engine).
 const egressKeyFile = "egress.key"
 
-// egressKey reads the data directory's key, making it on first use.
-func egressKey(dataDir string) ([]byte, error) {
+// readEgressKey reads the data directory's key; nil, nil when there is
+// none yet.
+func readEgressKey(dataDir string) ([]byte, error) {
 	path := filepath.Join(dataDir, egressKeyFile)
-	if b, err := os.ReadFile(path); err == nil {
-		key, err := hex.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil || len(key) < 16 {
-			return nil, fmt.Errorf("egress key %s: not a key (remove it to make a new one)", path)
-		}
-		return key, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, fmt.Errorf("egress key: %w", err)
 	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) < 16 {
+		return nil, fmt.Errorf("egress key %s: not a key (remove it to make a new one)", path)
+	}
+	return key, nil
+}
+
+// egressKey reads the data directory's key, making it on first use.
+func egressKey(dataDir string) ([]byte, error) {
+	if key, err := readEgressKey(dataDir); key != nil || err != nil {
+		return key, err
+	}
+	path := filepath.Join(dataDir, egressKeyFile)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("egress key: %w", err)
 	}
@@ -188,10 +200,16 @@ func egressChecks(ctx context.Context, cfg Config, local kennel.Docker, log *slo
 	}
 	var out []doctor.Check
 	if local != nil {
-		eg, _, err := kennelEgress(cfg)
+		// The doctor reads; it makes no key (the first task does).
+		key, err := readEgressKey(cfg.DataDir)
 		if err != nil {
 			return append(out, doctor.Check{Name: "egress", Status: doctor.Fail, Detail: err.Error(), Fix: "remove " + filepath.Join(cfg.DataDir, egressKeyFile) + " to make a new key"})
 		}
+		id := "none"
+		if key != nil {
+			id = egressID(key)
+		}
+		eg := &kennel.Egress{ID: id, Networks: cfg.EgressNetworks, DataDir: cfg.DataDir}
 		k, err := kennel.New(local, kennel.Config{Image: cfg.KennelImage, User: kennelUserSpec(), Egress: eg}, log)
 		if err != nil {
 			return append(out, doctor.Check{Name: "egress", Status: doctor.Fail, Detail: err.Error()})
@@ -205,8 +223,10 @@ func egressChecks(ctx context.Context, cfg Config, local kennel.Docker, log *slo
 			switch {
 			case err != nil:
 				c.Status, c.Detail, c.Fix = doctor.Fail, "the proxy does not answer: "+err.Error(), "docker rm -f "+k.EgressName()+" (the next task makes it again)"
+			case key == nil:
+				c.Detail = "the kennels' only way out is the proxy; it starts with the first task"
 			case !running:
-				c.Detail = "the kennels' only way out is the proxy; it starts with the first task (" + k.EgressName() + ")"
+				c.Detail = "the kennels' only way out is the proxy; it starts with the next task (" + k.EgressName() + ")"
 			case h.Configured:
 				c.Detail = "the kennels' only way out is the proxy " + k.EgressName() + ", running and configured"
 			default:
