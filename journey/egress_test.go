@@ -46,7 +46,7 @@ func TestJourneyKennelBoundary(t *testing.T) {
 	w.env["FETCH_METRICS_ADDR"] = addr
 	w.env["FETCH_PAGE_ADDR"] = "127.0.0.1:0"
 	w.start()
-	m, status := w.startTask(ownerID, "probe the app workspace", "probe [scenario:egress] [probe:other=http://other.fetchtest.example:8080/]", "app")
+	m, status := w.startTask(ownerID, "add a health endpoint to the app workspace", "probe [scenario:egress] [probe:other=http://other.fetchtest.example:8080/]", "app")
 	id := taskID(t, status.Text)
 	res := w.awaitResult(m, regexp.MustCompile(`Task `+id+` succeeded on app`), "the probe's result")
 	link := pageButton(res.Msg)

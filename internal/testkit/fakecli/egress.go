@@ -130,7 +130,13 @@ func egressProbe(inv invocation, em emitter) {
 		if err := leaveBehind(); err != nil {
 			em.text("leave: failed: " + err.Error())
 		} else {
-			em.text("leave: " + leftoverState())
+			// The shell's child may not have become sleep yet.
+			state := leftoverState()
+			for i := 0; i < 40 && state != "alive"; i++ {
+				time.Sleep(50 * time.Millisecond)
+				state = leftoverState()
+			}
+			em.text("leave: " + state)
 		}
 	}
 	em.finish("Probed the way out.")
