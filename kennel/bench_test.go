@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/fetch-dev/fetch/kennel"
+	"github.com/fetch-dev/fetch/kennel/egress"
 )
 
 // BenchmarkDispatch compares an Exec of `true` (through fetch-shim, output
@@ -128,17 +129,34 @@ func BenchmarkStop(b *testing.B) {
 // between runs, outside the timing, as the task engine does. Reported as
 // medians.
 //
+// The egress case runs the same behind the kennel's way out (the proxy
+// made sure of and its configuration compared before each run, the proxy's
+// variables in the run's environment).
+//
 //	go test ./kennel -run '^$' -bench TrackedRun -benchtime 100x
 func BenchmarkTrackedRun(b *testing.B) {
-	e := newEnv(b)
+	b.Run("plain", func(b *testing.B) { trackedRuns(b, newEnv(b), nil) })
+	b.Run("egress", func(b *testing.B) {
+		e, run := egressEnv(b)
+		trackedRuns(b, e, &run)
+	})
+}
+
+func trackedRuns(b *testing.B, e *env, eg *kennel.EgressRun) {
 	e.mustExec("true") // the container exists
 	ctx := context.Background()
 	var starts, totals []time.Duration
 	for b.Loop() {
 		task := newTaskID()
 		var first time.Duration
+		spec := kennel.ExecSpec{Workspace: e.ws, Argv: []string{"echo", "go"}, TaskID: task}
+		if eg != nil {
+			run := *eg
+			run.Token = egress.Token(run.Config.Key, "ws", "claude", task)
+			spec.Egress = &run
+		}
 		begin := time.Now()
-		res, err := e.k.Exec(ctx, kennel.ExecSpec{Workspace: e.ws, Argv: []string{"echo", "go"}, TaskID: task}, func(s kennel.Stream, line []byte) {
+		res, err := e.k.Exec(ctx, spec, func(s kennel.Stream, line []byte) {
 			if first == 0 && s == kennel.Stdout {
 				first = time.Since(begin)
 			}

@@ -18,7 +18,7 @@ import (
 
 // egressEnv is an env whose kennels sit behind their way out, on the
 // networks given (none: Docker's default).
-func egressEnv(t *testing.T, networks ...string) (*env, kennel.EgressRun) {
+func egressEnv(t testing.TB, networks ...string) (*env, kennel.EgressRun) {
 	t.Helper()
 	e := newEnv(t, func(c *kennel.Config) {
 		c.Egress = &kennel.Egress{ID: strings.ToLower(rand.Text()[:8]), Networks: networks}
