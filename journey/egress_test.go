@@ -10,8 +10,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,24 +84,9 @@ func kennelBoundary(t *testing.T, w *world, docker *client.Client, remote bool) 
 	// the test cannot listen in; the probes' answers show it there.)
 	gw := testkit.BridgeGatewayOn(t, docker)
 	hostAddr := net.JoinHostPort(gw, "2375")
-	var reached atomic.Int32
+	reached := func() int { return 0 }
 	if !remote {
-		ln, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
-		if err != nil {
-			t.Fatalf("listen on the bridge address: %v", err)
-		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				reached.Add(1)
-				c.Close()
-			}
-		}()
-		hostAddr = ln.Addr().String()
+		hostAddr, reached = testkit.CountingListener(t, gw)
 	}
 
 	const realKey = "sk-ant-api03-REALrealREAL0123456789abcdefABCDEF-kennelNEVERsees"
@@ -120,7 +103,7 @@ func kennelBoundary(t *testing.T, w *world, docker *client.Client, remote bool) 
 		cmd := exec.CommandContext(ctx, fetchBinary(t), args...)
 		cmd.Env = w.environ()
 		var out bytes.Buffer
-		all := &lockedBuffer{}
+		all := &syncBuffer{changed: make(chan struct{}, 1)} // stdout and stderr both write it
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, all), all
 		err := cmd.Run()
 		if err != nil && cmd.ProcessState == nil {
@@ -180,7 +163,7 @@ func kennelBoundary(t *testing.T, w *world, docker *client.Client, remote bool) 
 		t.Errorf("the CLI's environment did not carry the placeholder:\n%s", log)
 	}
 	// (b) Nothing reached the host or the host nobody allowed.
-	if n := reached.Load(); n != 0 {
+	if n := reached(); n != 0 {
 		t.Errorf("the host's bridge address was reached %d times", n)
 	}
 	if got := other.Requests(t); len(got) != 0 {
@@ -216,23 +199,4 @@ func (w *world) removeEgress(ctx context.Context) {
 			w.t.Logf("remove kennels' network %s: %v", n.Name, err)
 		}
 	}
-}
-
-// lockedBuffer is a buffer two writers share (a process's stdout and
-// stderr, copied by two goroutines).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

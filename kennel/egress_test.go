@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
@@ -54,23 +53,8 @@ func TestEgressDownFailsAtOnce(t *testing.T) {
 // made again by the next run.
 func TestEgressNoRouteOut(t *testing.T) {
 	e, run := egressEnv(t)
-	ln, err := net.Listen("tcp", net.JoinHostPort(testkit.BridgeGateway(t), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
-		}
-	}()
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	addr, reached := testkit.CountingListener(t, testkit.BridgeGateway(t))
+	host, port, _ := net.SplitHostPort(addr)
 	script := `
 (exec 3<>/dev/tcp/` + host + `/` + port + `) 2>/dev/null && echo host:reached || echo host:refused
 getent hosts fetch-egress >/dev/null && echo proxy:resolves || echo proxy:unknown
@@ -95,7 +79,7 @@ case "$HTTPS_PROXY" in http://run:*@fetch-egress:3128) echo env:proxy ;; *) echo
 			}
 		}
 	}
-	if n := reached.Load(); n != 0 {
+	if n := reached(); n != 0 {
 		t.Errorf("the host was reached %d times", n)
 	}
 }

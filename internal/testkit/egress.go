@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,4 +218,30 @@ func removeEgress(chosen func(dataDir string) bool) {
 		}
 		_ = c.NetworkRemove(ctx, n.ID)
 	}
+}
+
+// CountingListener listens on host (an address of this machine, such as
+// its bridge address) at a free port until the test ends, and counts the
+// connections it accepts: a test of a boundary that must keep them out.
+func CountingListener(t testing.TB, host string) (addr string, accepted func() int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatalf("testkit: listen on %s: %v", host, err)
+	}
+	var n atomic.Int32
+	done := make(chan struct{})
+	go func() { // ends when the listener is closed at cleanup
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String(), func() int { return int(n.Load()) }
 }
