@@ -83,3 +83,36 @@ case "$HTTPS_PROXY" in http://run:*@fetch-egress:3128) echo env:proxy ;; *) echo
 		t.Errorf("the host was reached %d times", n)
 	}
 }
+
+// TestEgressRecreatesOlderKennels: a kennel made without the way out (by
+// an older Fetch, on Docker's default network) is recreated on the
+// kennels' own network by the first run that has it, and the log says
+// why.
+func TestEgressRecreatesOlderKennels(t *testing.T) {
+	e := newEnv(t)
+	e.mustExec("true")
+	old := e.containerID()
+	e.cfg.Egress = &kennel.Egress{ID: strings.ToLower(rand.Text()[:8])}
+	k2, logs := e.loggedKennel()
+	t.Cleanup(func() {
+		e.removeContainers()
+		if err := k2.RemoveEgress(context.Background()); err != nil {
+			t.Errorf("RemoveEgress: %v", err)
+		}
+	})
+	e.execWith(k2, "true")
+	now := e.containerID()
+	if now == old {
+		t.Fatal("the kennel of the older configuration was kept")
+	}
+	info, err := e.docker.ContainerInspect(t.Context(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(info.HostConfig.NetworkMode) != k2.NetworkName() {
+		t.Errorf("the new kennel is on %q, want %q", info.HostConfig.NetworkMode, k2.NetworkName())
+	}
+	if len(logs.lines(msgRecreating)) != 1 {
+		t.Errorf("want one log line saying the kennel is recreated; log:\n%s", logs.lines("kennel:"))
+	}
+}
