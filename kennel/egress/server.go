@@ -373,6 +373,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *compiled) 
 		s.refuse(w, run, host, port, reason, detail, http.StatusForbidden)
 		return
 	}
+	defer conn.Close() // whatever the transport did with it
 	s.events.pass(run.Task)
 	// One request on the connection just checked: no pool shared between
 	// runs whose rules differ.
