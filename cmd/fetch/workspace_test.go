@@ -26,6 +26,10 @@ func TestWorkspaceCommands(t *testing.T) {
 	}
 	notGit := filepath.Join(root, "plain")
 	os.Mkdir(notGit, 0o755)
+	noCommit := filepath.Join(root, "nocommit")
+	if out, err := exec.Command("git", "init", "-q", noCommit).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -38,6 +42,7 @@ func TestWorkspaceCommands(t *testing.T) {
 		{[]string{"workspace", "add", "../x"}, exitFailed, "it is a name, not a path"},
 		{[]string{"workspace", "add", "x", filepath.Join(root, "nope")}, exitFailed, "does not exist"},
 		{[]string{"workspace", "add", "x", notGit}, exitFailed, "is not a git repository"},
+		{[]string{"workspace", "add", "x", noCommit}, exitFailed, "the repository has no commit yet: commit something there first"},
 		{[]string{"workspace", "add", "--template", "nope", "x"}, exitFailed, "unknown template"},
 		{[]string{"workspace", "clone", "ftp://example.com/x.git"}, exitFailed, `scheme "ftp" is not allowed`},
 		{[]string{"workspace", "remove", "--template", "go", "x"}, exitUsage, "--template does not apply to remove"},

@@ -17,6 +17,9 @@ var (
 	ErrNotGit = errors.New("not a git repository")
 	// ErrNoKennel: the registry has no kennel to run git in (InKennel).
 	ErrNoKennel = errors.New("no kennel to run git in")
+	// ErrNoCommit: a repository to clone or copy has no commit yet; a
+	// workspace's tasks branch from its current commit.
+	ErrNoCommit = errors.New("the repository has no commit yet: commit something there first (a task branches from the workspace's current commit)")
 )
 
 // ErrUnsafe: removing the worktree would lose work that exists nowhere

@@ -432,6 +432,10 @@ func (r *Registry) clone(ctx context.Context, name, rawURL string) (Info, error)
 	if _, err := r.hostGitEnv(ctx, tmp, env, args...); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)
 	}
+	// The clone is Fetch's own, fresh from git clone (no hooks: --template=).
+	if _, err := r.hostGit(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, ErrNoCommit)
+	}
 	info := r.fresh(ctx, dir, name)
 	if err := r.chown(dir, true); err != nil {
 		return Info{}, fmt.Errorf("workspace: clone %s: %w", name, err)

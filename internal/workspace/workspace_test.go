@@ -242,6 +242,15 @@ func TestClone(t *testing.T) {
 	if _, err := r.Clone(ctx, "missing", "file://"+filepath.Join(t.TempDir(), "none")); err == nil {
 		t.Fatal("clone of a missing repository succeeded")
 	}
+	// A repository without a commit is refused, saying so: its tasks
+	// would have nothing to branch from.
+	empty := t.TempDir()
+	if out, err := exec.Command("git", "init", "--quiet", empty).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if _, err := r.Copy(ctx, "empty", empty); !errors.Is(err, workspace.ErrNoCommit) || !strings.Contains(err.Error(), "commit something there first") {
+		t.Errorf("copy of a repository without a commit = %v; want ErrNoCommit", err)
+	}
 	entries, _ := os.ReadDir(r.Root())
 	for _, e := range entries {
 		if e.Name() != "inside" && e.Name() != "copy" {
