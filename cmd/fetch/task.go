@@ -129,6 +129,9 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	if len(pos) != n {
 		return fmt.Errorf("%w: takes %d argument(s), got %d\n\n%s", errUsage, n, len(pos), taskUsage)
 	}
+	if sub == "run" && *ws == "" {
+		return fmt.Errorf("%w: which workspace? fetch task run --workspace NAME \"…\" (fetch workspace list shows them)", errUsage)
+	}
 
 	log, red, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
 	if err != nil {

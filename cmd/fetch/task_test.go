@@ -132,6 +132,7 @@ func TestTaskCommandsBadInput(t *testing.T) {
 	}{
 		{[]string{"task"}, exitUsage, "subcommand is required"},
 		{[]string{"task", "frob"}, exitUsage, `unknown subcommand "frob"`},
+		{[]string{"task", "run", "goal"}, exitUsage, "which workspace? fetch task run --workspace NAME"},
 		{[]string{"task", "run", "--workspace", "../x", "goal"}, exitFailed, "not a path"},
 		{[]string{"task", "run", "--workspace", "nope", "goal"}, exitFailed, "no such workspace"},
 		{[]string{"task", "run", "--workspace", "nope", "--harness", "amp", "goal"}, exitFailed, `unknown harness "amp"`},
