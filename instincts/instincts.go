@@ -178,6 +178,8 @@ type Response struct {
 type command struct {
 	name  string
 	usage string
+	// short is the one line /help gives it; help what /help NAME adds.
+	short string
 	help  string
 	// handle answers the command; args is the text after the command.
 	// nil: the conversation answers it (Match does not take it).
@@ -202,29 +204,29 @@ func New() *Set {
 		no:   regexp.MustCompile(`(?i)^\s*(?:/?deny|denied|no|n|nope|nah|reject|rejected|👎|❌)\s*[.!]*\s*$`),
 	}
 	s.commands = []command{
-		{"help", "/help", "what Fetch understands", s.help},
-		{"status", "/status", "mode, workspace, running task, autonomy, what waits for you and the LLM budget left", status},
-		{"stop", "/stop", "stop the running task now (also: stop, cancel, abort the task)", stopCommand},
-		{"clear", "/clear", "start a fresh conversation history (keeps the workspace)", clear},
-		{"whoami", "/whoami", "who Fetch thinks you are", whoami},
-		{"autonomy", "/autonomy", "show or set how much Fetch decides on its own: /autonomy supervised, cautious or autonomous", autonomy},
-		{"commands", "/commands", "the list of commands", s.commandList},
-		{"approve", "/approve", "approve what Fetch is waiting on (also: yes)", func(_ string, st State) Response { return answer("yes", st) }},
-		{"deny", "/deny", "deny what Fetch is waiting on (also: no)", func(_ string, st State) Response { return answer("no", st) }},
-		{"remind", "/remind", "a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup", remind},
-		{"schedule", "/schedule", `a recurring job: /schedule "0 9 * * 1-5" summarize open PRs (runs it as a request), /schedule "30 17 * * 5" remind weekly report (only reminds)`, schedule},
-		{"cron", "/cron", "your reminders and schedules: /cron list, /cron remove ID, /cron pause ID, /cron resume ID", cronCommand},
-		{"watch", "/watch", "/watch on|off [WORKSPACE]: tell you when files change there or its branch falls behind upstream", watch},
-		{"ship", "/ship", "/ship [WORKSPACE] [pr-required|autonomous|local]: show or set how a workspace's finished work ships", ship},
-		{"pr", "/pr", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
-		{"use", "/use", "/use WORKSPACE: work in that workspace from now on (/use alone lists them)", use},
-		{"allow", "/allow", "/allow add|remove USER_ID, /allow list: who besides the owner may talk to me (owner only)", allow},
-		{"hosts", "/hosts", "/hosts, /hosts add|remove HOST: the hosts the selected workspace's runs may reach besides their coding CLI's own (owner only)", hosts},
+		{"help", "/help", "this list; /help COMMAND for one in full", "what Fetch understands", s.help},
+		{"status", "/status", "what runs, what waits for you, today's spend", "mode, workspace, running task, autonomy, what waits for you and the LLM budget left", status},
+		{"stop", "/stop", "stop the running task now", "stop the running task now (also: stop, cancel, abort the task)", stopCommand},
+		{"clear", "/clear", "a fresh conversation history", "start a fresh conversation history (keeps the workspace)", clear},
+		{"whoami", "/whoami", "who Fetch thinks you are", "who Fetch thinks you are", whoami},
+		{"autonomy", "/autonomy", "how much Fetch decides on its own", "show or set how much Fetch decides on its own: /autonomy supervised, cautious or autonomous", autonomy},
+		{"commands", "/commands", "the command names", "the list of commands", s.commandList},
+		{"approve", "/approve", "approve what waits (also: yes)", "approve what Fetch is waiting on (also: yes)", func(_ string, st State) Response { return answer("yes", st) }},
+		{"deny", "/deny", "deny what waits (also: no)", "deny what Fetch is waiting on (also: no)", func(_ string, st State) Response { return answer("no", st) }},
+		{"remind", "/remind", "a one-time reminder", "a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup", remind},
+		{"schedule", "/schedule", "a recurring job or reminder", `a recurring job: /schedule "0 9 * * 1-5" summarize open PRs (runs it as a request), /schedule "30 17 * * 5" remind weekly report (only reminds)`, schedule},
+		{"cron", "/cron", "your reminders and schedules", "your reminders and schedules: /cron list, /cron remove ID, /cron pause ID, /cron resume ID", cronCommand},
+		{"watch", "/watch", "changes and upstream news of a workspace", "/watch on|off [WORKSPACE]: tell you when files change there or its branch falls behind upstream", watch},
+		{"ship", "/ship", "how a workspace's work ships", "/ship [WORKSPACE] [pr-required|autonomous|local]: show or set how a workspace's finished work ships", ship},
+		{"pr", "/pr", "push, merge, close a task's pull request", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
+		{"use", "/use", "the workspace to work in", "/use WORKSPACE: work in that workspace from now on (/use alone lists them)", use},
+		{"allow", "/allow", "who else may talk to me (owner)", "/allow add|remove USER_ID, /allow list: who besides the owner may talk to me (owner only)", allow},
+		{"hosts", "/hosts", "what the workspace's runs may reach (owner)", "/hosts, /hosts add|remove HOST: the hosts the selected workspace's runs may reach besides their coding CLI's own (owner only)", hosts},
 		// Taken by the conversation, which owns the coding CLIs' requests
 		// (listed here so that /help and /commands name them).
-		{"plan", "/plan", "/plan GOAL: the coding CLI reads the code and proposes a plan; you approve, revise or cancel it before anything changes", nil},
-		{"policy", "/policy", "/policy, /policy remove ID: what the coding CLI may do without asking you, and the remembered rules (remove: owner only)", nil},
-		{"req", "/req", "/req ID allow|task|always|deny [reason]|answer TEXT|approve|revise TEXT|cancel|full: answer a coding CLI's request by its id (the buttons send these)", nil},
+		{"plan", "/plan", "a plan to approve before any change", "/plan GOAL: the coding CLI reads the code and proposes a plan; you approve, revise or cancel it before anything changes", nil},
+		{"policy", "/policy", "what the coding CLI may do unasked", "/policy, /policy remove ID: what the coding CLI may do without asking you, and the remembered rules (remove: owner only)", nil},
+		{"req", "/req", "answer a coding CLI's request by id", "/req ID allow|task|always|deny [reason]|answer TEXT|approve|revise TEXT|cancel|full: answer a coding CLI's request by its id (the buttons send these)", nil},
 	}
 	return s
 }
@@ -270,13 +272,23 @@ func (s *Set) Match(text string, st State) (Response, bool) {
 	return Response{}, false
 }
 
-func (s *Set) help(_ string, _ State) Response {
-	var b strings.Builder
-	b.WriteString("Fetch takes coding work off your hands. Tell me what to do in plain words (\"add a health check to the API\"), ask about your code, or use a command:\n")
-	for _, c := range s.commands {
-		fmt.Fprintf(&b, "%s — %s\n", c.usage, c.help)
+// help lists the commands a line each, short enough for one Discord
+// message; /help NAME gives one command in full.
+func (s *Set) help(args string, _ State) Response {
+	if name := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(args), "/")); name != "" {
+		for _, c := range s.commands {
+			if c.name == name {
+				return Response{Instinct: "help", Reply: fmt.Sprintf("%s — %s", c.usage, c.help)}
+			}
+		}
+		return Response{Instinct: "help", Reply: fmt.Sprintf("I don't know the command %q. Send /help to see what I understand.", "/"+name)}
 	}
-	b.WriteString("When I ask you something, just answer; yes/no settles an approval.")
+	var b strings.Builder
+	b.WriteString("Tell me what to do in plain words (\"add a health check to the API\"), ask about your code, or use a command:\n")
+	for _, c := range s.commands {
+		fmt.Fprintf(&b, "%s — %s\n", c.usage, c.short)
+	}
+	b.WriteString("/help COMMAND says one in full. When I ask you something, just answer; yes/no settles an approval.")
 	return Response{Instinct: "help", Reply: b.String()}
 }
 

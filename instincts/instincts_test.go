@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fetch-dev/fetch/instincts"
 )
@@ -54,7 +55,10 @@ func TestInstincts(t *testing.T) {
 		{"clear refused", "/clear", working(), "clear", instincts.None, "Task t-7 is running; /stop it or wait for it to finish before clearing the history."},
 		{"whoami", "/whoami", idle(), "whoami", instincts.None, "You are owner-1 (owner) on term."},
 		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /pr /use /allow /hosts /plan /policy /req"},
-		{"help", "/help", idle(), "help", instincts.None, "/status — mode, workspace, running task, autonomy, what waits for you and the LLM budget left\n"},
+		{"help", "/help", idle(), "help", instincts.None, "/status — what runs, what waits for you, today's spend\n"},
+		{"help one command", "/help status", idle(), "help", instincts.None, "/status — mode, workspace, running task, autonomy, what waits for you and the LLM budget left"},
+		{"help one command with its slash", "/help /Remind", idle(), "help", instincts.None, "/remind — a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup"},
+		{"help an unknown command", "/help frob", idle(), "help", instincts.None, `I don't know the command "/frob". Send /help to see what I understand.`},
 		{"yes nothing", "yes", idle(), "yes", instincts.None, "Nothing is waiting for a yes or no right now."},
 		{"no nothing", "no", idle(), "no", instincts.None, "Nothing is waiting for a yes or no right now."},
 		{"approve", "approve", withApproval, "yes", instincts.Answer, "Approved."},
@@ -133,6 +137,10 @@ func TestNotInstincts(t *testing.T) {
 func TestHelpListsOnlyWorkingCommands(t *testing.T) {
 	set := instincts.New()
 	help, _ := set.Match("/help", idle())
+	// One Discord message holds at most 2,000 characters.
+	if n := utf8.RuneCountInString(help.Reply); n > 2000 {
+		t.Errorf("/help is %d characters: Discord splits it", n)
+	}
 	cmds := regexp.MustCompile(`(?m)^(/\w+)`).FindAllStringSubmatch(help.Reply, -1)
 	if len(cmds) < 6 {
 		t.Fatalf("help lists %d commands:\n%s", len(cmds), help.Reply)
