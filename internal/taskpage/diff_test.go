@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alecthomas/chroma/v2"
+	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fetch-dev/fetch/internal/task"
@@ -207,6 +209,32 @@ func TestDiffClassesAreNotChromas(t *testing.T) {
 	for _, class := range []string{"file", "code", "diffline", "mark", "src", "add", "del", "ctx", "hunk", "meta"} {
 		if regexp.MustCompile(`\.` + class + `\b`).Match(css) {
 			t.Errorf("chroma's stylesheet styles .%s, a class of the page's diff", class)
+		}
+	}
+}
+
+// TestCodeKeepsEveryCharacter: in every language chroma knows, a line's
+// tokens put together are the line, spaces, tabs and all.
+func TestCodeKeepsEveryCharacter(t *testing.T) {
+	lines := []string{
+		"    if a  <  b:\treturn  'x'   ",
+		"\tfn(x, y) { return x + y; }  // done",
+		"  <div class=\"a\">  &amp;  </div>",
+	}
+	if n := len(lexers.GlobalLexerRegistry.Lexers); n < 100 {
+		t.Fatalf("chroma knows only %d languages", n)
+	}
+	for _, l := range lexers.GlobalLexerRegistry.Lexers {
+		name := l.Config().Name
+		lexer := chroma.Coalesce(l)
+		for _, line := range lines {
+			var got strings.Builder
+			for _, tok := range code(lexer, line) {
+				got.WriteString(tok.Text)
+			}
+			if got.String() != line {
+				t.Errorf("%s: the tokens of %q make %q", name, line, got.String())
+			}
 		}
 	}
 }
