@@ -179,7 +179,7 @@ func TestJourneyTaskPage(t *testing.T) {
 	}
 	pollReload(t, browser, "the page showing the end, the result and the diff",
 		`document.getElementById("state").textContent === "succeeded" && !!document.querySelector("#diff .file") && document.getElementById("diff").innerText.includes("health.go") && document.getElementById("timeline").innerText.includes("Result")`)
-	if hl, _ := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll("#diff .line.add").length`)); hl == 0 {
+	if hl, _ := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll("#diff .diffline.add").length`)); hl == 0 {
 		t.Errorf("the diff shows no added lines")
 	}
 	screenshot(t, browser, "task-page-done.png")

@@ -189,7 +189,7 @@ func TestPageShowsListAndTaskRedacted(t *testing.T) {
 		t.Fatalf("task page = %d:\n%s", code, page)
 	}
 	for _, want := range []string{"Waiting for an answer", "Answered; running again", "Followed again after a restart of Fetch",
-		"Result: success", "Append or replace?", `<span class="line add">`, `class="kd"`, "$0.42", "[REDACTED]"} {
+		"Result: success", "Append or replace?", `<span class="diffline add">`, `class="kd"`, "$0.42", "[REDACTED]"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("task page lacks %q", want)
 		}
