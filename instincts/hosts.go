@@ -1,7 +1,5 @@
 package instincts
 
-import "strings"
-
 // More effects: the hosts a workspace's runs may reach through the
 // kennel's way out.
 const (
@@ -20,15 +18,9 @@ const hostsUsage = "Usage: /hosts · /hosts add HOST · /hosts remove HOST — t
 // hosts reads /hosts [list | add HOST | remove HOST], for the selected
 // workspace.
 func hosts(args string, st State) Response {
-	words := strings.Fields(args)
-	if len(words) == 0 {
-		words = []string{"list"}
-	}
-	action := strings.ToLower(words[0])
+	action, host, ok := listCommand(args)
 	switch {
-	case action != "add" && action != "remove" && action != "list":
-		return Response{Instinct: "hosts", Reply: hostsUsage}
-	case action == "list" && len(words) != 1, action != "list" && len(words) != 2:
+	case !ok:
 		return Response{Instinct: "hosts", Reply: hostsUsage}
 	case st.Role != "owner":
 		return Response{Instinct: "hosts", Reply: "Only the owner can see or change the hosts a workspace's runs may reach."}
@@ -37,9 +29,9 @@ func hosts(args string, st State) Response {
 	}
 	switch action {
 	case "add":
-		return Response{Instinct: "hosts", Effect: HostsAdd, Workspace: st.Workspace, Host: words[1]}
+		return Response{Instinct: "hosts", Effect: HostsAdd, Workspace: st.Workspace, Host: host}
 	case "remove":
-		return Response{Instinct: "hosts", Effect: HostsRemove, Workspace: st.Workspace, Host: words[1]}
+		return Response{Instinct: "hosts", Effect: HostsRemove, Workspace: st.Workspace, Host: host}
 	}
 	return Response{Instinct: "hosts", Effect: HostsList, Workspace: st.Workspace}
 }

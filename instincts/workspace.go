@@ -43,16 +43,27 @@ var userID = regexp.MustCompile(`^[0-9]{1,20}$`)
 
 const allowUsage = "Usage: /allow add USER_ID · /allow remove USER_ID · /allow list — who besides you may talk to me (USER_ID is a Discord user id: digits; Discord shows it under Copy User ID in developer mode)."
 
-func allow(args string, st State) Response {
+// listCommand reads the arguments of a command that lists, adds to and
+// removes from a list (/allow, /hosts): nothing or "list", "add X",
+// "remove X". ok is false for anything else.
+func listCommand(args string) (action, arg string, ok bool) {
 	words := strings.Fields(args)
 	if len(words) == 0 {
-		words = []string{"list"}
+		return "list", "", true
 	}
-	action := strings.ToLower(words[0])
+	switch action = strings.ToLower(words[0]); {
+	case action == "list" && len(words) == 1:
+		return action, "", true
+	case (action == "add" || action == "remove") && len(words) == 2:
+		return action, words[1], true
+	}
+	return "", "", false
+}
+
+func allow(args string, st State) Response {
+	action, arg, ok := listCommand(args)
 	switch {
-	case action != "add" && action != "remove" && action != "list":
-		return Response{Instinct: "allow", Reply: allowUsage}
-	case action == "list" && len(words) != 1, action != "list" && len(words) != 2:
+	case !ok:
 		return Response{Instinct: "allow", Reply: allowUsage}
 	case st.Role != "owner":
 		return Response{Instinct: "allow", Reply: "Only the owner can manage who may talk to me."}
@@ -60,9 +71,9 @@ func allow(args string, st State) Response {
 		return Response{Instinct: "allow", Effect: AllowList}
 	}
 	// <@123> is how Discord writes a mention.
-	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(words[1], "<@"), "!"), ">")
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(arg, "<@"), "!"), ">")
 	if !userID.MatchString(id) {
-		return Response{Instinct: "allow", Reply: fmt.Sprintf("%q is not a Discord user id (digits only). %s", words[1], allowUsage)}
+		return Response{Instinct: "allow", Reply: fmt.Sprintf("%q is not a Discord user id (digits only). %s", arg, allowUsage)}
 	}
 	if id == st.UserID {
 		return Response{Instinct: "allow", Reply: "That is you: the owner may always talk to me."}
