@@ -75,6 +75,8 @@ type Task struct {
 	// however it ended (kennel.ExecSpec.Record: the task's work is
 	// committed and bundled there); what it printed is Outcome.Recorded.
 	Record *shim.Batch
+	// Attachments are files the user gave this run (see Attachment).
+	Attachments []Attachment
 	// Egress, when set, sends the run through the kennel's way out (the
 	// kennel must have one: kennel.Config.Egress): the CLI's routed
 	// credentials become placeholders and its API's base URL the proxy's
