@@ -75,6 +75,9 @@ type Task struct {
 	// however it ended (kennel.ExecSpec.Record: the task's work is
 	// committed and bundled there); what it printed is Outcome.Recorded.
 	Record *shim.Batch
+	// Mailbox, when set, carries the user's messages to a two-way run
+	// while it works (RunTwoWay); nil takes none.
+	Mailbox *Mailbox
 	// Attachments are files the user gave this run (see Attachment).
 	Attachments []Attachment
 	// Egress, when set, sends the run through the kennel's way out (the
@@ -168,6 +171,9 @@ type Traits struct {
 	// requests while it runs, and the adapter implements the TwoWay
 	// interface (RunTwoWay). Without it the CLI runs one-shot.
 	TwoWay bool
+	// Steer says how a two-way run takes the user's messages while it
+	// works (Task.Mailbox); SteerNone for a one-shot CLI.
+	Steer Steering
 	// Relays are the request event kinds a two-way run emits (of
 	// KindPermission, KindAsk, KindPlan).
 	Relays []Kind

@@ -232,3 +232,28 @@ func TestEnvWithoutCredentials(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckModel(t *testing.T) {
+	for _, c := range []struct {
+		cli   Name
+		model string
+		ok    bool
+	}{
+		{Claude, "", true}, {Claude, "opus", true}, {Claude, "claude-sonnet-4-5-20250929", true},
+		{Claude, "gpt-5.5", false}, {Codex, "gpt-5.5", true}, {Codex, "opus", false},
+		{OpenCode, "anthropic/claude-sonnet-4-5", true}, {OpenCode, "sonnet", false},
+		{Claude, "--dangerous", false}, {Claude, "opus; rm -rf /", false}, {Cursor, "anything-1", true},
+	} {
+		err := CheckModel(c.cli, c.model)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckModel(%s, %q) = %v; want ok=%v", c.cli, c.model, err, c.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidTask) {
+			t.Errorf("CheckModel(%s, %q): %v does not wrap ErrInvalidTask", c.cli, c.model, err)
+		}
+	}
+	err := CheckModel(Claude, "gpt-5.5")
+	if err == nil || !strings.Contains(err.Error(), "sonnet, opus") {
+		t.Errorf("the error does not name what claude takes: %v", err)
+	}
+}

@@ -79,7 +79,7 @@ func (ClaudeAdapter) NewParser(task Task) Parser {
 
 // Traits implements Adapter.
 func (ClaudeAdapter) Traits() Traits {
-	return Traits{ReadOnly: true, ResumeUsage: UsagePerRun, TwoWay: true, Relays: []Kind{KindPermission, KindAsk, KindPlan}}
+	return Traits{ReadOnly: true, ResumeUsage: UsagePerRun, TwoWay: true, Steer: SteerTurn, Relays: []Kind{KindPermission, KindAsk, KindPlan}}
 }
 
 // claudeFlavor describes a CLI that writes Claude Code's stream-json (Claude

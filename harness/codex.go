@@ -75,7 +75,7 @@ func (CodexAdapter) Keys() []Key {
 // turn of 2100); so does a resumed app-server thread
 // (thread/tokenUsage/updated's total), which the two-way parser reports.
 func (CodexAdapter) Traits() Traits {
-	return Traits{ResumeUsage: UsageCumulative, TwoWay: true, Relays: []Kind{KindPermission, KindAsk}}
+	return Traits{ResumeUsage: UsageCumulative, TwoWay: true, Steer: SteerInline, Relays: []Kind{KindPermission, KindAsk}}
 }
 
 // NewParser implements Adapter.

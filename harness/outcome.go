@@ -16,6 +16,10 @@ const exitNotFound = 127
 
 // Outcome is what a run came to.
 type Outcome struct {
+	// Undelivered are the user's messages a two-way run was given
+	// (Task.Mailbox) and ended before it could deliver: they wait for the
+	// next run.
+	Undelivered []string `json:"undelivered,omitempty"`
 	// Success: the terminal event reported success and the exit code was 0.
 	Success bool `json:"success"`
 	// Terminal: the CLI produced its terminal event (or, for CLIs that have

@@ -265,6 +265,15 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 	if mode == ModePlan {
 		task.ReadOnly = true // no snapshots: the run must not write
 	}
+	// mail carries the user's messages while the run works, and counts
+	// the results its input waits for.
+	mail := task.Mailbox
+	if mail == nil {
+		mail = NewMailbox()
+	}
+	if mode == ModeWork {
+		mail.open(adapter.Traits().Steer)
+	}
 	var (
 		in       Input
 		started  = make(chan struct{})
@@ -343,6 +352,15 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 						}
 					}
 					continue
+				case <-mail.wake:
+					for _, text := range mail.take() {
+						if err := deliver(ctx, in, tw, dlg, text); err != nil {
+							sendErr <- fmt.Errorf("send a message: %w", err)
+							_ = in.Close(closeCtx)
+							return
+						}
+					}
+					continue
 				case <-finished:
 				case <-ended:
 				}
@@ -352,7 +370,7 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 		}()
 	}
 	watch := func(ev Event) {
-		if ev.Kind == KindResult {
+		if ev.Kind == KindResult && mail.result() {
 			once.Do(func() { close(finished) })
 		}
 		if onEvent != nil {
@@ -371,6 +389,7 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 		return nil
 	}, func() { close(ended) }, onLine, watch)
 	wg.Wait()
+	o.Undelivered = mail.close()
 	select {
 	case err := <-sendErr:
 		if runErr == nil {
@@ -379,6 +398,25 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 	default:
 	}
 	return o, runErr
+}
+
+// deliver writes a message of the user to the running CLI: through the
+// run's dialogue when the protocol has one (it knows the ids a message
+// names), otherwise as the adapter builds it.
+func deliver(ctx context.Context, in Input, tw TwoWay, dlg Dialogue, text string) error {
+	var (
+		msg []byte
+		err error
+	)
+	if dlg != nil {
+		msg, err = dlg.UserMessage(text)
+	} else {
+		msg, err = tw.UserMessage(text)
+	}
+	if err != nil {
+		return err
+	}
+	return in.Send(ctx, msg)
 }
 
 // errNoInput is the error of an Attach that returned no Input.

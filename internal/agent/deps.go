@@ -42,6 +42,11 @@ type Tasks interface {
 	Get(ctx context.Context, id string) (task.Task, error)
 	Cancel(ctx context.Context, id string) error
 	Respond(ctx context.Context, id, answer string) error
+	// Tell gives the owner's message to a task: to its CLI while it works
+	// (or as its next run), or as a follow-up run when it ended.
+	Tell(ctx context.Context, id, text, by string) (task.Told, error)
+	// Retry runs an ended task that did not succeed again, as asked.
+	Retry(ctx context.Context, id string) error
 	// RequestShip starts pushing a finished task's branch and opening its
 	// pull request; the outcome comes to the chat by itself.
 	RequestShip(ctx context.Context, id string) error

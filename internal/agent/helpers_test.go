@@ -143,6 +143,8 @@ type memTasks struct {
 	mu      sync.Mutex
 	created []task.Task
 	planned []string // ids of the tasks made with CreatePlan
+	told    []string // "ID: text" of each Tell
+	retried []string // ids of Retry
 }
 
 func (m *memTasks) Create(_ context.Context, r task.Request) (task.Task, error) {
@@ -187,7 +189,33 @@ func (m *memTasks) Active(_ context.Context, conversationID string) ([]task.Task
 	return out, nil
 }
 
-func (m *memTasks) Cancel(context.Context, string) error          { return nil }
+func (m *memTasks) Cancel(context.Context, string) error { return nil }
+
+// Tell records the message; a running task takes it mid-run, an ended
+// one continues.
+func (m *memTasks) Tell(ctx context.Context, id, text, _ string) (task.Told, error) {
+	t, err := m.Get(ctx, id)
+	if err != nil {
+		return task.Told{}, err
+	}
+	m.mu.Lock()
+	m.told = append(m.told, id+": "+text)
+	m.mu.Unlock()
+	if t.State.Terminal() {
+		return task.Told{How: task.TellContinued, Task: t}, nil
+	}
+	return task.Told{How: task.TellSent, Task: t}, nil
+}
+
+func (m *memTasks) Retry(ctx context.Context, id string) error {
+	if _, err := m.Get(ctx, id); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.retried = append(m.retried, id)
+	m.mu.Unlock()
+	return nil
+}
 func (m *memTasks) Respond(context.Context, string, string) error { return nil }
 func (m *memTasks) RequestShip(context.Context, string) error     { return nil }
 func (m *memTasks) Running(context.Context, string) (*instincts.Task, error) {

@@ -38,6 +38,11 @@ type (
 		Harness   string `json:"harness,omitempty"`
 		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task"`
 		PlanFirst bool   `json:"plan_first,omitempty" description:"big or risky goal: plan first, owner approves"`
+		Model     string `json:"model,omitempty" description:"the CLI's model, only when the owner names one"`
+	}
+	taskMessageArgs struct {
+		ID   string `json:"id"`
+		Text string `json:"text" description:"the owner's instruction, in their words"`
 	}
 	taskAskArgs struct {
 		Question  string `json:"question" description:"with what a good answer covers"`
@@ -159,6 +164,20 @@ func (a *Agent) register() error {
 		define(a, "task_ship", spec[taskID]{access: mutating, needs: aTask, ownerOnly: "ship a task (push its branch, open its pull request)",
 			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
 			run:      toolTaskShip}),
+		define(a, "task_message", spec[taskMessageArgs]{access: mutating, needs: aTask, changesContext: true,
+			validate: func(t *taskMessageArgs) error {
+				trimmed(&t.ID, &t.Text)
+				if err := nonEmpty("id", t.ID); err != nil {
+					return err
+				}
+				return nonEmpty("text", t.Text)
+			},
+			check: func(ctx context.Context, r *run, t taskMessageArgs) error { return ownTask(ctx, r, t.ID) },
+			run:   toolTaskMessage}),
+		define(a, "task_retry", spec[taskID]{access: mutating, needs: aTask, changesContext: true,
+			validate: func(t *taskID) error { trimmed(&t.ID); return nonEmpty("id", t.ID) },
+			check:    func(ctx context.Context, r *run, t taskID) error { return ownTask(ctx, r, t.ID) },
+			run:      toolTaskRetry}),
 		define(a, "task_respond", spec[taskRespondArgs]{access: mutating, needs: aWaitingTask,
 			validate: func(t *taskRespondArgs) error {
 				trimmed(&t.ID, &t.Answer)
@@ -404,7 +423,7 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	if ws == "" {
 		return "", errNoWorkspace
 	}
-	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue}
+	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue, Model: t.Model}
 	// A big or risky goal, and every task under supervised autonomy: the
 	// CLI plans read-only first, and its plan comes to the owner to
 	// approve, revise or cancel before anything changes (where the
@@ -512,6 +531,42 @@ func toolTaskCancel(ctx context.Context, r *run, t taskID) (string, error) {
 		return "", err
 	}
 	return "Cancelled task " + t.ID + "; its branch is kept.", nil
+}
+
+// toolTaskMessage gives the owner's words to a task of the conversation:
+// to its CLI while it works, or as its next run (a follow-up on its
+// branch) when it ended.
+func toolTaskMessage(ctx context.Context, r *run, t taskMessageArgs) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	told, err := r.a.cfg.Tasks.Tell(ctx, t.ID, t.Text, string(r.role))
+	if err != nil {
+		return "", err
+	}
+	switch told.How {
+	case task.TellSent:
+		return fmt.Sprintf("Sent to task %s's coding CLI while it works; it takes it at its next turn. Tell the owner so, briefly.", t.ID), nil
+	case task.TellQueued:
+		return fmt.Sprintf("Task %s's CLI takes no message while it works: the message waits (message %d) and becomes the task's next run, on the same branch, when this one ends; the owner can take it back. Tell the owner so, briefly.", t.ID, told.MessageID), nil
+	}
+	r.created = append(r.created, told.Task)
+	return fmt.Sprintf("Task %s continues on its branch %s with the message (run %d); its result comes to the owner by itself. Tell the owner so, briefly.", t.ID, told.Task.Branch, told.Task.Runs+1), nil
+}
+
+// toolTaskRetry runs a failed task again as it was asked.
+func toolTaskRetry(ctx context.Context, r *run, t taskID) (string, error) {
+	if r.a.cfg.Tasks == nil {
+		return "", errNoTasks
+	}
+	if err := r.a.cfg.Tasks.Retry(ctx, t.ID); err != nil {
+		return "", err
+	}
+	cur, err := r.a.cfg.Tasks.Get(ctx, t.ID)
+	if err == nil {
+		r.created = append(r.created, cur)
+	}
+	return fmt.Sprintf("Task %s runs again as it was asked, on its branch; its result comes to the owner by itself.", t.ID), nil
 }
 
 func toolTaskRespond(ctx context.Context, r *run, t taskRespondArgs) (string, error) {

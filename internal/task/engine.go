@@ -103,6 +103,8 @@ type Update struct {
 	Review string
 	// Request is the CLI's request of a Requested or RequestClosed update.
 	Request *CLIRequest
+	// Message is the owner's message of a Requeued update.
+	Message *Message
 }
 
 // Config is what an Engine needs. Store, Workspaces, Runner and Logger are
@@ -356,6 +358,9 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	if err != nil {
 		return Task{}, fmt.Errorf("task: create: unknown harness %q (have %v): %w", req.Harness, e.cfg.Harnesses.Names(), ErrInvalid)
 	}
+	if err := harness.CheckModel(name, req.Model); err != nil {
+		return Task{}, fmt.Errorf("task: create: %w (%w)", err, ErrInvalid)
+	}
 	switch req.Mode {
 	case "", Work:
 		req.Mode = Work
@@ -382,7 +387,7 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	now := e.now()
 	t := Task{
 		ID: e.newID(), ConversationID: req.ConversationID, Workspace: req.Workspace, Goal: req.Goal,
-		Harness: string(name), State: Queued, Mode: req.Mode, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
+		Harness: string(name), Model: req.Model, State: Queued, Mode: req.Mode, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
 	}
 	if t.Mode == Work {
 		t.Branch = workspace.BranchPrefix + t.ID

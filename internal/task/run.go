@@ -135,6 +135,11 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	}
 	ht := e.harnessTask(t)
 	ht.Workspace = wsPath
+	if !attach && t.Mode == Work {
+		// The owner's messages while it works (Tell); a run followed
+		// again after a restart takes none (they wait for the next).
+		ht.Mailbox = harness.NewMailbox()
+	}
 	if plan != nil {
 		prog, err := gitrun.Program(plan.Steps)
 		if err != nil {
@@ -198,6 +203,9 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	lim.mu.Unlock()
 	stops.Wait()
 	st.close()
+	if len(out.Undelivered) > 0 {
+		e.requeue(context.WithoutCancel(ctx), t, out.Undelivered)
+	}
 
 	// What follows must happen even when the engine is closing.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -474,6 +482,11 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 		return false
 	}
 	e.notify(ctx, Update{Kind: Ended, Task: t})
+	// What waited for the end starts the next run, from a goroutine of
+	// its own: the next run waits until this one is done.
+	if err := e.spawn(func(ctx context.Context) { e.afterEnd(ctx, t) }); err != nil {
+		e.log.Info("the messages that wait for a task wait for the next start", "task", t.ID, "err", err)
+	}
 	return true
 }
 
@@ -688,7 +701,7 @@ func (r *recorded) read() (workspace.Bundled, error) { return r.plan.Read(r.prin
 func (e *Engine) harnessTask(t Task) harness.Task {
 	// A Work task's changes are measured when its work is recorded (the
 	// branch's diff), not by snapshots around the run.
-	ht := harness.Task{ID: t.RunID, Goal: t.Goal, Workdir: t.Worktree, ReadOnly: t.Mode == Ask, Measured: t.Mode == Work}
+	ht := harness.Task{ID: t.RunID, Goal: t.Goal, Workdir: t.Worktree, Model: t.Model, ReadOnly: t.Mode == Ask, Measured: t.Mode == Work}
 	if p, err := e.cfg.Workspaces.Path(t.Workspace); err == nil {
 		ht.Workspace = p
 	}
@@ -732,10 +745,12 @@ type eventWriter struct {
 	spend    harness.Usage
 	onBudget func(spent float64)
 	overRun  bool
+	// session is the session id the run told (keepSession).
+	session string
 }
 
 func (e *Engine) newEventWriter(ctx context.Context, t Task, onCap func()) *eventWriter {
-	w := &eventWriter{e: e, ctx: context.WithoutCancel(ctx), task: t, ch: make(chan harness.Event, eventBuffer), done: make(chan struct{}), onCap: onCap}
+	w := &eventWriter{e: e, ctx: context.WithoutCancel(ctx), task: t, ch: make(chan harness.Event, eventBuffer), done: make(chan struct{}), onCap: onCap, session: t.SessionID}
 	go w.loop()
 	return w
 }
@@ -803,6 +818,7 @@ func (w *eventWriter) write(batch []harness.Event) {
 	if err := w.e.tx(w.ctx, insert); err != nil {
 		w.e.log.Error("append task events; events lost", "task", w.task.ID, "events", len(rows), "err", err)
 	}
+	w.keepSession(batch)
 	for _, ev := range batch {
 		if ev.Kind == harness.KindRaw && strings.TrimSpace(ev.Text) == "" {
 			continue
@@ -868,4 +884,20 @@ func (e *Engine) budgetMessage(spent float64) string {
 	}
 	return fmt.Sprintf("stopped at the task budget of $%.2f (%s): it had cost $%.4f. Raise %s, or set it to 0 for no cap, and run the task again.",
 		e.cfg.TaskBudgetUSD, setting, spent, setting)
+}
+
+// keepSession stores the session id a run told as soon as it tells it, so
+// that a run that ends without a word (Fetch stopped, the kennel lost it)
+// can still be continued in its CLI's session.
+func (w *eventWriter) keepSession(batch []harness.Event) {
+	for _, ev := range batch {
+		if ev.Kind != harness.KindSession || ev.SessionID == "" || ev.SessionID == w.session {
+			continue
+		}
+		if _, err := w.e.db.ExecContext(w.ctx, "UPDATE "+tasksTable+" SET session_id = ? WHERE id = ?", ev.SessionID, w.task.ID); err != nil {
+			w.e.log.Warn("keep the run's session id", "task", w.task.ID, "err", err)
+			continue
+		}
+		w.session = ev.SessionID
+	}
 }

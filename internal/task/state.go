@@ -55,6 +55,10 @@ var next = map[State][]State{
 	// shipped task runs again to address its pull request's review.
 	NeedsAttention: {Running, Succeeded},
 	Succeeded:      {Running},
+	// Any ended task runs again when the owner continues it (a follow-up
+	// on its branch, Engine.Continue) or retries it.
+	Failed:    {Running},
+	Cancelled: {Running},
 }
 
 // canMove reports whether from → to is a legal transition.

@@ -44,6 +44,9 @@ type Request struct {
 	// Mode is Work when empty. An Ask needs a harness with a read-only
 	// mode (harness.Traits.ReadOnly).
 	Mode Mode
+	// Model is the CLI's model for this task; empty for its default. A
+	// name the CLI does not take is refused (harness.CheckModel).
+	Model string
 }
 
 // Task is one task as stored.
@@ -53,7 +56,9 @@ type Task struct {
 	Workspace      string `json:"workspace"`
 	Goal           string `json:"goal"`
 	Harness        string `json:"harness"`
-	State          State  `json:"state"`
+	// Model is the CLI's model; empty for the CLI's default.
+	Model string `json:"model,omitempty"`
+	State State  `json:"state"`
 	// Mode is Work or Ask. It is not a column of its own: an Ask task is
 	// the one stored without a branch (every Work task has one from its
 	// creation).

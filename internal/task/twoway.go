@@ -364,7 +364,11 @@ func (s *steer) request(ctx context.Context, ev harness.Event) {
 		// The CLI keeps running after its result until its input ends.
 		// RunTwoWay closes it, but not for a run followed again (after a
 		// restart, or a lost stream whose close did not get through):
-		// closing a closed input is success.
+		// closing a closed input is success. A result before the last
+		// (a message of the owner's still makes a turn) leaves it open.
+		if m := s.ht.Mailbox; m != nil && !m.Closed() {
+			return
+		}
 		cctx, cancel := context.WithTimeout(ctx, sendTimeout)
 		defer cancel()
 		if err := s.runner.CloseInput(cctx, s.ht); err != nil {

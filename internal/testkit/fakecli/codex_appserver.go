@@ -282,6 +282,9 @@ func (a *appServer) playTurn(m appIn) {
 	if len(ds) == 0 {
 		ds = [][]string{{"", "ask-edit", a.sc.file}}
 	}
+	if a.sc.name == "await-message" {
+		ds = append(ds, []string{"", "await-steer", a.sc.file})
+	}
 	a.say("Let me work on that.")
 	status := "completed"
 	for _, d := range ds {
@@ -298,6 +301,8 @@ func (a *appServer) playTurn(m appIn) {
 			err = a.question(arg)
 		case "ask-unknown":
 			err = a.unknown()
+		case "await-steer":
+			err = a.awaitSteer(arg)
 		default:
 			a.note(fmt.Sprintf("Could not %s: Codex plans only in its experimental plan mode.", name))
 		}
@@ -347,6 +352,52 @@ func (a *appServer) ask(method string, params obj) (appIn, error) {
 		}
 	}
 	return appIn{}, errStdinClosed
+}
+
+// awaitSteer plays [scenario:await-message]: the turn waits for a
+// turn/steer (serving what else comes), answers it with the running
+// turn's id as Codex does, and appends "message: TEXT" (its first line)
+// to name.
+func (a *appServer) awaitSteer(name string) error {
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case m, ok := <-a.in:
+			if !ok {
+				return errStdinClosed
+			}
+			switch {
+			case m.Method == "turn/steer":
+				var p struct {
+					Input []struct {
+						Type string `json:"type"`
+						Text string `json:"text"`
+					} `json:"input"`
+					ExpectedTurnID string `json:"expectedTurnId"`
+				}
+				if json.Unmarshal(m.Params, &p) != nil || p.ExpectedTurnID != a.turn {
+					a.fail(m.ID, -32600, "expected turn mismatch")
+					continue
+				}
+				a.respond(m.ID, obj{"turnId": a.turn})
+				var text []string
+				for _, in := range p.Input {
+					if in.Type == "text" {
+						text = append(text, in.Text)
+					}
+				}
+				return a.editLine(name, "message: "+firstLine(strings.Join(text, "\n"))+"\n")
+			case m.Method == "turn/interrupt":
+				a.interrupt(m)
+				return errTurnInterrupted
+			case m.Method != "" && len(m.ID) > 0:
+				a.serve(m)
+			}
+		case <-timeout:
+			a.note("No message came.")
+			return nil
+		}
+	}
 }
 
 // interrupt answers turn/interrupt for the running turn.
@@ -419,11 +470,15 @@ func (a *appServer) command(cmd string) error {
 }
 
 func (a *appServer) edit(name string) error {
+	return a.editLine(name, "fake codex edited this with the owner's permission\n")
+}
+
+// editLine appends line to name, asking for it as edit does.
+func (a *appServer) editLine(name, line string) error {
 	path, before, created, ok := editTarget(name, a.note)
 	if !ok {
 		return nil
 	}
-	line := "fake codex edited this with the owner's permission\n"
 	after := string(before) + line
 	// FileUpdateChange: an added file's diff is its content, an update's
 	// a unified diff (item_builders.rs format_file_change_diff).

@@ -171,6 +171,14 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 	if approved && !twoWayDirective.MatchString(prompt) && asksSomething(sess.Goal) {
 		prompt = sess.Goal + "\n\n" + prompt
 	}
+	if !inv.readOnly && parseScenario(prompt).name == "await-message" {
+		code := t.awaitMessage(inv, sess, parseScenario(prompt))
+		if err := sess.save(); err != nil {
+			fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
+		}
+		t.drain()
+		return code
+	}
 	if !inv.readOnly && !twoWayDirective.MatchString(prompt) {
 		// No two-way directive: the one-shot scenarios ([scenario:…], a
 		// question answered by a resumed run, a rebase, the default edit)
@@ -560,4 +568,54 @@ func contentString(raw json.RawMessage) string {
 		parts = append(parts, b.Text)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// awaitWait bounds how long [scenario:await-message] waits.
+const awaitWait = 2 * time.Minute
+
+// awaitMessage plays [scenario:await-message]: the turn works until a user
+// message arrives on stdin (Claude Code queues a message typed while it
+// works), appends "turn 1" to the scenario's file and ends the turn with a
+// result; then, as Claude Code does with a queued message, it takes the
+// message as a turn of its own: it appends "message: TEXT" (its first
+// line) and ends that turn with a result too.
+func (t *twoWay) awaitMessage(inv invocation, sess *session, sc scenario) int {
+	c, _ := lookupCLI(inv.cli)
+	em := c.emitter(t.o, inv, sess)
+	em.start()
+	em.text("Working on it; I will read what you send meanwhile.")
+	var msg string
+	timeout := time.After(awaitWait)
+wait:
+	for {
+		select {
+		case m, ok := <-t.in:
+			if !ok {
+				fmt.Fprintln(t.stderr, "Error: stdin closed while waiting for a message")
+				return 1
+			}
+			if m.Type == "control_request" {
+				t.serve(m)
+				continue
+			}
+			if m.Type == "user" && m.Message != nil {
+				msg = contentString(m.Message.Content)
+				break wait
+			}
+		case <-timeout:
+			em.fail("no message came")
+			return 1
+		}
+	}
+	if err := editFile(em, sc.file, "turn 1"); err != nil {
+		return failEdit(em, c, err)
+	}
+	em.finish("The first turn is done.")
+	sess.Turns++
+	em.text("Now your message: " + firstLine(msg))
+	if err := editFile(em, sc.file, "message: "+firstLine(msg)); err != nil {
+		return failEdit(em, c, err)
+	}
+	em.finish("Done what your message asked.")
+	return 0
 }
