@@ -30,12 +30,15 @@ import (
 )
 
 const taskUsage = `Usage:
-  fetch task run --workspace W [--harness H] [--queue] [--wait] [--ask] [--over-budget] "goal"
+  fetch task run --workspace W [--harness H] [--model M] [--queue] [--wait] [--ask] [--over-budget] "goal"
   fetch task ls [--all] [--workspace W]
   fetch task show [--json] ID
   fetch task log [--json] ID
   fetch task cancel ID
   fetch task answer ID "answer"
+  fetch task continue ID "what to do next"
+  fetch task retry ID
+  fetch task withdraw MESSAGE_ID
   fetch task discard ID
   fetch task pr ID
 
@@ -49,9 +52,20 @@ workspace itself, with no branch and no commit; its answer is the result.
 own LLM calls, UTC day) is over FETCH_DAILY_BUDGET_USD; without it run
 refuses then, with exit code 2. A task that passes FETCH_TASK_BUDGET_USD
 while it runs is stopped and fails.
+--model names the coding CLI's model for this task (claude: sonnet, opus,
+haiku or a claude-… id; codex: gpt-…); a name the CLI does not take is
+refused with the ones it takes.
 --wait follows the task to its end, printing its steps; the exit code
 then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
 waiting for an answer, 3 cancelled.
+
+continue gives a task what to do next. An ended task (succeeded, failed,
+cancelled, needs attention) runs again on its own branch: the CLI resumes
+its session where it has one, its commits add to the branch, and an open
+pull request gets them; continue follows that run to its end like --wait.
+A task that is running gets the message as its next run, when this one
+ends (withdraw takes it back before then). retry runs a task that did
+not succeed again as it was asked, on its branch, and follows it.
 
 pr ships a finished task: its branch is brought out of the kennel, rebased
 onto the latest base branch from GitHub, scanned for secrets, pushed with
@@ -86,7 +100,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		return nil
 	}
 	sub, rest := args[0], args[1:]
-	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1}
+	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1, "continue": 2, "retry": 1, "withdraw": 1}
 	n, known := want[sub]
 	if !known {
 		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
@@ -110,6 +124,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	var (
 		ws      = fs.String("workspace", "", "workspace name")
 		hname   = fs.String("harness", "", "harness")
+		model   = fs.String("model", "", "the coding CLI's model")
 		wait    = fs.Bool("wait", false, "follow the task to its end")
 		queue   = fs.Bool("queue", false, "queue when the workspace is busy")
 		ask     = fs.Bool("ask", false, "answer a question read-only: no branch, no commit")
@@ -143,11 +158,11 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	// user started, also follows the runs that killed processes left.
 	adopt := sub == "run" && *wait
 	var obs task.Observer
-	if adopt || sub == "follow" || sub == "answer" {
+	if adopt || sub == "follow" || sub == "answer" || sub == "continue" || sub == "retry" {
 		obs = &printer{w: stdout, clean: clean}
 	}
 	// ls, show and log read the database only: no engine to dial.
-	ks, err := newKennels(ctx, cfg, db, log, sub != "ls" && sub != "show" && sub != "log")
+	ks, err := newKennels(ctx, cfg, db, log, sub != "ls" && sub != "show" && sub != "log" && sub != "withdraw")
 	if err != nil {
 		return err
 	}
@@ -174,7 +189,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *ask {
 			mode = task.Ask
 		}
-		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Queue: *queue, Defer: !*wait, Mode: mode})
+		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Model: *model, Queue: *queue, Defer: !*wait, Mode: mode})
 		if err != nil {
 			return err
 		}
@@ -245,6 +260,33 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		fmt.Fprintf(stdout, "Task %s: pull request #%d (%s): %s\n", t.ID, t.PR.Number, t.PR.State, t.PR.URL)
+	case "continue":
+		told, err := engine.Tell(ctx, pos[0], pos[1], "terminal")
+		if err != nil {
+			return err
+		}
+		if told.How == task.TellQueued {
+			fmt.Fprintf(stdout, "Task %s is %s: your message waits and becomes its next run, on the same branch, when this one ends.\nTake it back with: fetch task withdraw %d\n", told.Task.ID, told.Task.State, told.MessageID)
+			return nil
+		}
+		fmt.Fprintf(stdout, "Task %s continues on %s with your message.\n", told.Task.ID, told.Task.Branch)
+		return waitTask(ctx, engine, told.Task.ID, stdout, clean)
+	case "retry":
+		if err := engine.Retry(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Task %s runs again as it was asked.\n", pos[0])
+		return waitTask(ctx, engine, pos[0], stdout, clean)
+	case "withdraw":
+		id, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "#"), 10, 64)
+		if err != nil || id <= 0 {
+			return fmt.Errorf("%w: %q is not a message id (fetch task continue printed it)", errUsage, pos[0])
+		}
+		m, err := engine.Withdraw(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Took back your message to task %s; it will not be sent.\n", m.TaskID)
 	case "answer":
 		t, err := engine.Get(ctx, pos[0])
 		if err != nil {
@@ -291,7 +333,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // waitTask follows a task this process runs until it ends or asks, and
 // turns its state into the exit code.
 func waitTask(ctx context.Context, engine *task.Engine, id string, stdout io.Writer, clean func(string) string) error {
-	t, err := engine.Wait(ctx, id)
+	t, err := engine.WaitSettled(ctx, id)
 	if err != nil {
 		return err
 	}

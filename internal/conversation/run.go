@@ -118,6 +118,10 @@ type session struct {
 	// taken is how respond took the message being handled (an in* kind
 	// or an intent class), for the metrics.
 	taken string
+	// continueTo is the task a bare "/continue ID" (the Continue button)
+	// gives the next message to, until continueUntil.
+	continueTo    string
+	continueUntil time.Time
 }
 
 // handle is one mailbox item, start to finish.
@@ -178,6 +182,11 @@ func (s *session) respond(ctx context.Context, it item) ([]chat.Reply, *effect) 
 	s.taken = inInstinct
 	if replies, ok := s.steerMessage(ctx, it, st, prompt); ok {
 		return replies, nil
+	}
+	if !s.m.instincts.IsStop(it.text) {
+		if replies, ok := s.followCommand(ctx, it); ok {
+			return replies, nil
+		}
 	}
 	if r, ok := s.m.instincts.Match(it.text, st); ok {
 		if fx, ok := s.effect(it, r); ok {

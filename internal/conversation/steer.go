@@ -26,6 +26,11 @@ type Steering interface {
 	AnswerRequest(ctx context.Context, id int64, a task.RequestAnswer) (task.CLIRequest, error)
 	CreatePlan(ctx context.Context, req task.Request) (task.Task, error)
 	PolicyText(ctx context.Context, workspace string, level instincts.Autonomy) (string, error)
+	// Get, Tell, Retry and Withdraw carry follow-ups (follow.go).
+	Get(ctx context.Context, id string) (task.Task, error)
+	Tell(ctx context.Context, id, text, by string) (task.Told, error)
+	Retry(ctx context.Context, id string) error
+	Withdraw(ctx context.Context, messageID int64) (task.Message, error)
 	RemovePolicyRule(ctx context.Context, workspace, id, by string) (string, error)
 }
 

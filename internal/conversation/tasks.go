@@ -75,6 +75,10 @@ func (s *session) taskUpdate(ctx context.Context, u task.Update) {
 		}
 	case task.Shipped:
 		s.shipped(ctx, t, u.Err)
+	case task.Requeued:
+		if u.Message != nil {
+			s.sendOnce(ctx, fmt.Sprintf("task-requeued:%s:%d", t.ID, u.Message.ID), progress.Requeued(t, *u.Message))
+		}
 	case task.Reviewed:
 		s.sendOnce(ctx, fmt.Sprintf("task-pr-review:%s:%d:%d", t.ID, t.PR.Number, t.PRReviews), progress.Reviewed(t, u.Review))
 	case task.PRChanged:

@@ -173,8 +173,38 @@ func (tr *Tracker) Ended(t task.Task) []chat.Reply {
 	t = tr.scrubbed(t)
 	final := chat.Reply{Text: clip(fmt.Sprintf("%s Task %s on %s (%s) — %s\nGoal: %s", endEmoji(t.State), t.ID, t.Workspace, t.Harness, t.State, clip(oneLine(t.Goal), 200)), maxText), Key: Key(t.ID)}
 	res := Result(t)
-	res.Actions = tr.withLink(t.ID, res.Actions)
+	res.Actions = tr.withLink(t.ID, append(res.Actions, FollowActions(t)...))
 	return []chat.Reply{final, res}
+}
+
+// ContinueCommand and RetryCommand are what a result's Continue and Retry
+// buttons send, with the task's id.
+const (
+	ContinueCommand = "/continue"
+	RetryCommand    = "/retry"
+)
+
+// FollowActions are the buttons that carry an ended task on: Continue
+// (what it does next, on its branch) for a task with a branch to work on,
+// and Retry for one that did not succeed.
+func FollowActions(t task.Task) []chat.Action {
+	if t.Mode != task.Work || t.Worktree == "" || !t.State.Terminal() {
+		return nil
+	}
+	actions := []chat.Action{{Label: "Continue", Send: ContinueCommand + " " + t.ID, Style: chat.Primary}}
+	if t.State != task.Succeeded {
+		actions = append(actions, chat.Action{Label: "Retry", Send: RetryCommand + " " + t.ID, Style: chat.Secondary})
+	}
+	return actions
+}
+
+// Requeued tells that a message the owner sent a running CLI did not
+// reach it before its run ended: it waits for the next run.
+func Requeued(t task.Task, m task.Message) chat.Reply {
+	return chat.Reply{
+		Text:    clip(fmt.Sprintf("📥 Task %s's run ended before its CLI took your message %q; it becomes the task's next run, on the same branch.", t.ID, clip(oneLine(m.Text), 200)), maxText),
+		Actions: []chat.Action{{Label: "Take it back", Send: fmt.Sprintf("/withdraw %d", m.ID), Style: chat.Secondary}},
+	}
 }
 
 // withLink adds the task page's link button to actions, when there is a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
@@ -333,4 +334,32 @@ func (e *Engine) takeMessages(ctx context.Context, t Task) bool {
 		}
 	}
 	return true
+}
+
+// WaitSettled waits like Wait, and past an end that messages waited for:
+// the follow-up run they make (started by whichever Fetch followed the
+// run) is waited for too, so that a process following a task from the
+// command line does not leave before it.
+func (e *Engine) WaitSettled(ctx context.Context, id string) (Task, error) {
+	for {
+		t, err := e.Wait(ctx, id)
+		if err != nil || !t.State.Terminal() {
+			return t, err
+		}
+		msgs, err := e.QueuedMessages(ctx, id)
+		if err != nil || len(msgs) == 0 || t.Worktree == "" {
+			return t, nil
+		}
+		// The end's follow-up is being started: look again shortly.
+		select {
+		case <-ctx.Done():
+			return t, fmt.Errorf("task: wait %s: %w", id, context.Cause(ctx))
+		case <-time.After(crossProcessPoll):
+		}
+		if cur, err := e.Get(ctx, id); err == nil && cur.State.Terminal() && cur.UpdatedAt.Equal(t.UpdatedAt) {
+			// Nothing took them (no Fetch follows the task, or this
+			// one is closing): start the follow-up here.
+			e.takeMessages(ctx, cur)
+		}
+	}
 }

@@ -1,0 +1,154 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/task"
+)
+
+// Follow-ups: /continue ID [TEXT] gives the owner's words to a task (to its
+// CLI while it works, or as its next run on its branch), /retry ID runs a
+// task that did not succeed again as it was asked, /withdraw N takes back
+// a message that waits for a task's next run. The result message's
+// Continue button sends "/continue ID"; the owner's next message is then
+// the follow-up.
+
+// continueWindow is how long "/continue ID" without words waits for them.
+const continueWindow = 15 * time.Minute
+
+// followTaskID matches a task id as commands take it.
+var followTaskID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// followCommand takes /continue, /retry and /withdraw, and the words that
+// a bare /continue waits for. It reports whether it took the message.
+func (s *session) followCommand(ctx context.Context, it item) ([]chat.Reply, bool) {
+	sg := s.m.cfg.Steering
+	if sg == nil {
+		return nil, false
+	}
+	text := strings.TrimSpace(it.text)
+	name, args, _ := strings.Cut(text, " ")
+	args = strings.TrimSpace(args)
+	switch strings.ToLower(name) {
+	case "/continue":
+		s.taken = inInstinct
+		id, words, _ := strings.Cut(args, " ")
+		words = strings.TrimSpace(words)
+		if !followTaskID.MatchString(id) {
+			return []chat.Reply{chat.Text("Usage: /continue TASK_ID what to do next — the task continues on its own branch (a running task gets it at its next turn, or as its next run).")}, true
+		}
+		if words == "" {
+			if r, ok := s.mayFollow(ctx, it, id); !ok {
+				return r, true
+			}
+			s.continueTo, s.continueUntil = id, s.m.now().Add(continueWindow)
+			return []chat.Reply{chat.Text(fmt.Sprintf("What should task %s do next? Write it as your next message; it continues on the task's branch.", id))}, true
+		}
+		s.continueTo = ""
+		return s.tell(ctx, it, id, words), true
+	case "/retry":
+		s.taken = inInstinct
+		if !followTaskID.MatchString(args) {
+			return []chat.Reply{chat.Text("Usage: /retry TASK_ID — runs a task that failed or was stopped again, as it was asked, on its branch.")}, true
+		}
+		if r, ok := s.mayFollow(ctx, it, args); !ok {
+			return r, true
+		}
+		if err := sg.Retry(ctx, args); err != nil {
+			return []chat.Reply{chat.Text(followError(err))}, true
+		}
+		s.m.audit(ctx, s.c.id, it.userID, "task_retry", args)
+		return []chat.Reply{chat.Text(fmt.Sprintf("🔁 Task %s runs again as it was asked, on its branch.", args))}, true
+	case "/withdraw":
+		s.taken = inInstinct
+		id, err := strconv.ParseInt(strings.TrimPrefix(args, "#"), 10, 64)
+		if err != nil || id <= 0 {
+			return []chat.Reply{chat.Text("Usage: /withdraw MESSAGE_ID — takes back a message that waits for a task's next run.")}, true
+		}
+		if it.role != chat.Owner {
+			return []chat.Reply{chat.Text("Only the owner can take messages back.")}, true
+		}
+		m, err := sg.Withdraw(ctx, id)
+		if err != nil {
+			return []chat.Reply{chat.Text(followError(err))}, true
+		}
+		s.m.audit(ctx, s.c.id, it.userID, "task_withdraw", fmt.Sprintf("%s #%d", m.TaskID, m.ID))
+		return []chat.Reply{chat.Text(fmt.Sprintf("Took back your message to task %s: %q. It will not be sent.", m.TaskID, clipText(m.Text, 200)))}, true
+	}
+	if s.continueTo == "" || strings.HasPrefix(text, "/") || text == "" {
+		return nil, false
+	}
+	id := s.continueTo
+	s.continueTo = ""
+	if s.m.now().After(s.continueUntil) {
+		return nil, false
+	}
+	s.taken = inPrompt
+	return s.tell(ctx, it, id, text), true
+}
+
+// mayFollow checks that the sender may give task id follow-ups: the owner
+// any task, anyone else only their conversation's.
+func (s *session) mayFollow(ctx context.Context, it item, id string) ([]chat.Reply, bool) {
+	t, err := s.m.cfg.Steering.Get(ctx, id)
+	if err != nil {
+		return []chat.Reply{chat.Text(followError(err))}, false
+	}
+	if it.role != chat.Owner && t.ConversationID != s.c.id {
+		return []chat.Reply{chat.Text(fmt.Sprintf("Task %s is not one of this conversation's.", id))}, false
+	}
+	return nil, true
+}
+
+// tell gives text to task id and says what became of it.
+func (s *session) tell(ctx context.Context, it item, id, text string) []chat.Reply {
+	if r, ok := s.mayFollow(ctx, it, id); !ok {
+		return r
+	}
+	told, err := s.m.cfg.Steering.Tell(ctx, id, text, it.userID)
+	if err != nil {
+		return []chat.Reply{chat.Text(followError(err))}
+	}
+	s.m.audit(ctx, s.c.id, it.userID, "task_message", id+" "+string(told.How))
+	return []chat.Reply{Told(told)}
+}
+
+// Told says what became of a message to a task.
+func Told(told task.Told) chat.Reply {
+	t := told.Task
+	switch told.How {
+	case task.TellSent:
+		return chat.Text(fmt.Sprintf("📨 Sent to task %s's %s while it works; it takes it at its next turn.", t.ID, t.Harness))
+	case task.TellQueued:
+		return chat.Reply{
+			Text:    fmt.Sprintf("📥 Task %s's %s takes no message while it works: yours waits and becomes its next run, on the same branch, when this one ends.", t.ID, t.Harness),
+			Actions: []chat.Action{{Label: "Take it back", Send: fmt.Sprintf("/withdraw %d", told.MessageID), Style: chat.Secondary}},
+		}
+	}
+	return chat.Text(fmt.Sprintf("▶️ Task %s continues on %s with your message.", t.ID, t.Branch))
+}
+
+// followError is a follow-up's failure as the owner reads it.
+func followError(err error) string {
+	switch {
+	case errors.Is(err, task.ErrNotFound), errors.Is(err, task.ErrInvalid), errors.Is(err, task.ErrState),
+		errors.Is(err, task.ErrBusy), errors.Is(err, task.ErrNotQueued):
+		return "I can't do that: " + strings.TrimPrefix(err.Error(), "task: ")
+	}
+	return ErrorMessage(err)
+}
+
+// clipText cuts s to n characters.
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
