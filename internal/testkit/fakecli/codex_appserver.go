@@ -470,7 +470,7 @@ func (a *appServer) command(cmd string) error {
 }
 
 func (a *appServer) edit(name string) error {
-	return a.editLine(name, "fake codex edited this with the owner's permission\n")
+	return a.editLine(name, fmt.Sprintf("fake codex edited this with the owner's permission (turn %d)\n", a.thread.Turns))
 }
 
 // editLine appends line to name, asking for it as edit does.
