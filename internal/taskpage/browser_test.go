@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
@@ -214,5 +216,88 @@ func TestListInBrowser(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFailedTaskInBrowser: on a phone, a failed task's page shows its
+// failing output and the failed command's output without a click, says
+// the failure once, and does not scroll sideways.
+func TestFailedTaskInBrowser(t *testing.T) {
+	browser := testkit.Browser(t)
+	f := newFixture(t)
+	id := f.failedTask()
+	link := f.http.URL + strings.TrimPrefix(f.links.Task(id), "http://127.0.0.1:1")
+	ctx, cancel := context.WithTimeout(browser, browserWait)
+	defer cancel()
+	if err := chromedp.Do(ctx, views[1].viewport, chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("#timeline"))); err != nil {
+		t.Fatalf("browser: open the failed task: %v", err)
+	}
+	text := eval[string](t, ctx, "document.body.innerText")
+	for _, want := range []string{"panic: boom", "--- FAIL: TestX", "Exit code"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not show %q without a click:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, failSentence); n != 1 {
+		t.Errorf("the failure sentence shows %d times; want once", n)
+	}
+	if over := eval[float64](t, ctx, overflowJS); over > 0 {
+		t.Errorf("the page scrolls sideways by %.0fpx", over)
+	}
+	if bg := eval[string](t, ctx, `getComputedStyle(document.querySelector("#diff .file")).backgroundColor`); bg != "rgb(255, 255, 255)" {
+		t.Errorf("a file's background is %s; want the page's white", bg)
+	}
+}
+
+// TestLiveBadge: a running task's page without JavaScript says it does
+// not update and offers a reload, and shows no "live"; with JavaScript its
+// badge says live while the stream is up and, once the stream is gone,
+// says so in a neutral colour.
+func TestLiveBadge(t *testing.T) {
+	browser := testkit.Browser(t)
+	f := newFixture(t)
+	f.tasks.put(task.Task{ID: "11fe0000", Workspace: "app", Harness: "codex", State: task.Running, CreatedAt: time.Now(), StartedAt: time.Now()})
+	f.tasks.add("11fe0000", "state", stateData{To: task.Running})
+	link := f.http.URL + strings.TrimPrefix(f.links.Task("11fe0000"), "http://127.0.0.1:1")
+	ctx, cancel := context.WithTimeout(browser, browserWait)
+	defer cancel()
+
+	noJS := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return chromedp.Void{}, err
+	}
+	if err := chromedp.Do(ctx, noJS, chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("#timeline"))); err != nil {
+		t.Fatalf("browser: open without JavaScript: %v", err)
+	}
+	text := eval[string](t, ctx, "document.body.innerText")
+	if !strings.Contains(text, "This page does not update by itself") || strings.Contains(text, "live") {
+		t.Errorf("without JavaScript the running page says:\n%s", text)
+	}
+	if href := eval[string](t, ctx, `document.querySelector("noscript a") ? document.querySelector("noscript a").href : ""`); !strings.HasPrefix(href, f.http.URL+"/t/11fe0000?") {
+		t.Errorf("the reload link is %q", href)
+	}
+
+	withJS := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false})
+		return chromedp.Void{}, err
+	}
+	if err := chromedp.Do(ctx, withJS, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#live.on"))); err != nil {
+		t.Fatalf("browser: the badge never says live: %v", err)
+	}
+	if got := eval[string](t, ctx, `document.getElementById("live").textContent`); got != "live" {
+		t.Errorf("badge %q while the stream is up", got)
+	}
+	// The stream goes: the server is gone.
+	f.http.CloseClientConnections()
+	f.http.Close()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#live.off"))); err != nil {
+		t.Fatalf("browser: the badge does not say the stream is gone: %v", err)
+	}
+	got := eval[string](t, ctx, `document.getElementById("live").textContent`)
+	if got == "live" || !(strings.Contains(got, "reconnecting") || strings.Contains(got, "disconnected")) {
+		t.Errorf("badge %q after the stream went", got)
+	}
+	if c := eval[string](t, ctx, `getComputedStyle(document.getElementById("live")).color`); c == "rgb(207, 34, 46)" || c == "rgb(255, 255, 255)" {
+		t.Errorf("the gone stream's badge is coloured %s", c)
 	}
 }

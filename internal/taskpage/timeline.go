@@ -52,6 +52,8 @@ type item struct {
 	// Fail marks a failed command, a failed result or an error; its
 	// detail is open.
 	Fail bool
+	// ends: the entry is a command's end, which takes its start's place.
+	ends bool
 }
 
 // stateData is the data of a "state" entry of the event log.
@@ -122,7 +124,7 @@ func (tl *timeline) add(le task.LogEntry) (item, bool) {
 		}
 	}
 	if it.Tool != "" {
-		if o, started := tl.open[it.Tool]; started && it.Class == string(harness.KindCommand) && o.index >= 0 {
+		if o, started := tl.open[it.Tool]; started && it.ends {
 			delete(tl.open, it.Tool)
 			if o.index < len(tl.items) && tl.items[o.index].Tool == it.Tool {
 				tl.items[o.index] = it
@@ -283,8 +285,7 @@ func (tl *timeline) command(it *item, ev harness.Event, text, detail func(string
 			if cmd == "" {
 				cmd = o.command
 			}
-			start = o.at
-			it.At = o.at
+			start, it.At, it.ends = o.at, o.at, true
 		}
 	}
 	it.Text, it.Detail = text(cmd), detail(ev.Text)
