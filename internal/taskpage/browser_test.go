@@ -57,6 +57,18 @@ var views = []struct {
 	{"phone 390x844", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulatePortrait, chromedp.EmulateTouch)},
 }
 
+// open runs the steps that open a page in the browser and returns the
+// context to go on with, bounded by browserWait.
+func open(t *testing.T, browser context.Context, what string, steps ...chromedp.Action[chromedp.Void]) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(browser, browserWait)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("browser: open %s: %v", what, err)
+	}
+	return ctx
+}
+
 // eval evaluates js in the page.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
@@ -91,11 +103,7 @@ func TestDiffInBrowser(t *testing.T) {
 	}
 	for _, view := range views {
 		t.Run(view.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(browser, browserWait)
-			defer cancel()
-			if err := chromedp.Do(ctx, view.viewport, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#diff .file"))); err != nil {
-				t.Fatalf("browser: open the task page: %v", err)
-			}
+			ctx := open(t, browser, "the task page", view.viewport, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#diff .file")))
 			width := eval[float64](t, ctx, "window.innerWidth")
 			t.Logf("viewport width %v", width)
 			if !eval[bool](t, ctx, `!!(document.querySelector("#diff").compareDocumentPosition(document.querySelector("#timeline")) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
@@ -189,11 +197,7 @@ func TestListInBrowser(t *testing.T) {
 	link := f.http.URL + strings.TrimPrefix(f.links.List(), "http://127.0.0.1:1")
 	for _, view := range views {
 		t.Run(view.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(browser, browserWait)
-			defer cancel()
-			if err := chromedp.Do(ctx, view.viewport, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#tasks"))); err != nil {
-				t.Fatalf("browser: open the list: %v", err)
-			}
+			ctx := open(t, browser, "the list", view.viewport, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#tasks")))
 			width := eval[float64](t, ctx, "document.documentElement.clientWidth")
 			if over := eval[float64](t, ctx, overflowJS); over > 0 {
 				t.Errorf("the list scrolls sideways by %.0fpx in a %.0fpx window", over, width)
@@ -227,11 +231,7 @@ func TestFailedTaskInBrowser(t *testing.T) {
 	f := newFixture(t)
 	id := f.failedTask()
 	link := f.http.URL + strings.TrimPrefix(f.links.Task(id), "http://127.0.0.1:1")
-	ctx, cancel := context.WithTimeout(browser, browserWait)
-	defer cancel()
-	if err := chromedp.Do(ctx, views[1].viewport, chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("#timeline"))); err != nil {
-		t.Fatalf("browser: open the failed task: %v", err)
-	}
+	ctx := open(t, browser, "the failed task", views[1].viewport, chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("#timeline")))
 	text := eval[string](t, ctx, "document.body.innerText")
 	for _, want := range []string{"panic: boom", "--- FAIL: TestX", "Exit code"} {
 		if !strings.Contains(text, want) {
