@@ -74,7 +74,8 @@ type timeline struct {
 	worktree string
 	clock    clock
 	// shown are texts the page shows above the timeline (the error, the
-	// summary): an entry saying the same says only its title.
+	// summary): a transition or result saying the same says only its
+	// title.
 	shown []string
 
 	items   []item
@@ -118,7 +119,12 @@ func (tl *timeline) add(le task.LogEntry) (item, bool) {
 		return item{}, false
 	}
 	it.Stamp, it.ISO = tl.clock.stamp(it.At), iso(it.At)
+	// A transition or the result that says what the page says above it
+	// says only its title; what the CLI said stays where it said it.
 	for _, s := range tl.shown {
+		if it.Class != kindState && it.Class != string(harness.KindResult) {
+			break
+		}
 		if strings.TrimSpace(it.Text) == s || strings.TrimSpace(strings.TrimSuffix(it.Text, "… [cut]")) == clip(s, maxText) {
 			it.Text = ""
 		}
