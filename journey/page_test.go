@@ -131,9 +131,12 @@ func get(t testing.TB, link string) (int, string) {
 // TestJourneyTaskPage: with FETCH_PAGE_ADDR set, a task's messages carry
 // a link to its page. In a real headless Chromium, the running task's
 // page shows its timeline and a new step arrives without a reload; at the
-// end the page shows the result and the diff; a task whose CLI printed the
-// configured key shows it masked; the owner's list link (fetch page) lists
-// the tasks; a request without a valid link gets 401. Screenshots are
+// end the page shows the result and the diff, the cost fetch task show
+// says, times in FETCH_TIMEZONE and the state and goal in its title; a
+// task whose CLI printed the configured key shows it masked; the owner's
+// list link (fetch page) lists the tasks; on a phone neither the list nor
+// the task's page scrolls sideways; a request without a valid link gets
+// 401. Screenshots are
 // kept as artefacts.
 func TestJourneyTaskPage(t *testing.T) {
 	t.Parallel()
@@ -141,6 +144,7 @@ func TestJourneyTaskPage(t *testing.T) {
 	w := newWorld(t, "app")
 	w.env["FETCH_PAGE_ADDR"] = "127.0.0.1:0"
 	w.env["ANTHROPIC_API_KEY"] = pagePlanted
+	w.env["FETCH_TIMEZONE"] = "Asia/Kolkata"
 	w.watch = append(w.watch, pagePlanted)
 	w.start()
 
@@ -183,6 +187,31 @@ func TestJourneyTaskPage(t *testing.T) {
 		t.Errorf("the diff shows no added lines")
 	}
 	screenshot(t, browser, "task-page-done.png")
+
+	// The page says the cost as fetch task show does, and times in
+	// FETCH_TIMEZONE; its title carries the state and the goal.
+	show := exec.Command(fetchBinary(t), "task", "show", id)
+	show.Env = w.environ()
+	shown, err := show.CombinedOutput()
+	if err != nil {
+		t.Fatalf("fetch task show: %v\n%s", err, shown)
+	}
+	wantCost := "none reported"
+	for line := range strings.SplitSeq(string(shown), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Cost:"); ok {
+			wantCost = strings.TrimSpace(rest)
+		}
+	}
+	facts, err := chromedp.Run(browser, chromedp.Evaluate[map[string]string](`({cost: document.getElementById("cost").textContent, title: document.title, created: document.querySelector("dl.facts time").textContent})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(facts["cost"], wantCost) {
+		t.Errorf("the page's cost %q; fetch task show says %q", facts["cost"], wantCost)
+	}
+	if !strings.HasSuffix(facts["created"], " IST") || !strings.HasPrefix(facts["title"], "succeeded · add a health endpoint") {
+		t.Errorf("created %q (want India's time, FETCH_TIMEZONE), title %q", facts["created"], facts["title"])
+	}
 
 	// A task whose CLI printed the configured key: masked on the page.
 	m2, status2 := w.startTask(ownerID, "add a note to the app workspace", "add a note [scenario:secret]", "app")
@@ -229,6 +258,17 @@ func TestJourneyTaskPage(t *testing.T) {
 		}
 	}
 	screenshot(t, browser, "task-list.png")
+
+	// On a phone neither the list nor a task's page scrolls sideways.
+	phone := chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulatePortrait, chromedp.EmulateTouch)
+	for what, l := range map[string]string{"the list": list, "the task's page": link} {
+		browse(t, browser, "open "+what+" on a phone", phone, chromedp.Navigate(l), chromedp.WaitReady(chromedp.CSS("main")))
+		over, err := chromedp.Run(browser, chromedp.Evaluate[float64](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
+		if err != nil || over > 0 {
+			t.Errorf("on a phone %s scrolls sideways by %.0fpx (%v)", what, over, err)
+		}
+	}
+	screenshot(t, browser, "task-page-phone.png")
 
 	// Without a valid link: 401.
 	bare := u.Scheme + "://" + u.Host

@@ -149,6 +149,8 @@ func (p *page) open(ctx context.Context, cfg Config, tasks *task.Engine, red *re
 		Tasks: tasks, Links: p.links, Redactor: red,
 		PatchDir: filepath.Join(cfg.DataDir, "patches"),
 		Logger:   log.With("component", "taskpage"),
+		Location: cfg.Location,
+		Repos:    filepath.Join(cfg.DataDir, "repos"),
 	})
 	if err != nil {
 		p.ln.Close()

@@ -84,6 +84,19 @@ func sourcePatch() string {
 	return b.String()
 }
 
+// shownPatchLines are the lines of sourcePatch the page shows: all but
+// git's header lines, which the file's heading says.
+func shownPatchLines() []string {
+	var out []string
+	for l := range strings.SplitSeq(strings.TrimSuffix(sourcePatch(), "\n"), "\n") {
+		if _, header := headerNote(l); header || strings.HasPrefix(l, "diff --git ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // sourceTask puts a task whose diff is sourcePatch and returns its ID.
 func (f *fixture) sourceTask() string {
 	const id = "50c0de01"
@@ -179,7 +192,7 @@ func TestDiffShowsEveryCharacter(t *testing.T) {
 			gotSrc = append(gotSrc, l.Src)
 		}
 	}
-	wantText := strings.Split(strings.TrimSuffix(sourcePatch(), "\n"), "\n")
+	wantText := shownPatchLines()
 	if diff := cmp.Diff(wantText, gotText); diff != "" {
 		t.Errorf("the diff's lines differ from the patch's (-patch +page):\n%s", diff)
 	}
@@ -206,7 +219,7 @@ func TestDiffClassesAreNotChromas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, class := range []string{"file", "code", "diffline", "mark", "src", "add", "del", "ctx", "hunk", "meta"} {
+	for _, class := range []string{"file", "code", "diffline", "lno", "mark", "src", "add", "del", "ctx", "hunk", "meta", "wide", "filehead", "fname"} {
 		if regexp.MustCompile(`\.` + class + `\b`).Match(css) {
 			t.Errorf("chroma's stylesheet styles .%s, a class of the page's diff", class)
 		}

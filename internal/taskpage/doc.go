@@ -1,8 +1,14 @@
 // Package taskpage serves the task page: a read-only web view of Fetch's
-// tasks — the list (state, harness, workspace, duration, cost) and one
-// task's timeline (steps, questions, answers, re-attach, result), its
-// whole diff with syntax highlighting, and its cost. A running task's page
-// follows its event log live over server-sent events.
+// tasks — the list (state, CLI, workspace, duration, cost; cards on a
+// phone) and one task's page: its facts (branch and base, commits, cost as
+// `fetch task show` says it, exit code, how to take the work), a failed
+// task's failure and last output, its whole diff (a file list with
+// counts, line numbers, syntax highlighting, wrapped or not) and its
+// timeline (steps, a command's start and end as one entry, paths relative
+// to the worktree, questions, answers, re-attach, result). Times are in
+// the owner's zone. A running task's page follows its event log live over
+// server-sent events, its cost so far added up from the run's spend
+// reports; without JavaScript it says it does not update.
 //
 // Every request carries a signed, expiring link (Links): a task link opens
 // that task only; the list link, for the owner, opens the list and the

@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/task"
 )
@@ -67,16 +68,23 @@ type Config struct {
 	// read the store (DefaultPoll when 0).
 	Now  func() time.Time
 	Poll time.Duration
+	// Location is the owner's time zone (FETCH_TIMEZONE), in which the
+	// page says times; UTC when nil.
+	Location *time.Location
+	// Repos is the folder of Fetch's own bare repositories (NAME.git):
+	// a task's page says how to fetch its branch from there. Empty: it
+	// does not.
+	Repos string
 }
 
 // Server serves the task page. New builds it, Open listens, Close stops.
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
-	now    func() time.Time
+	clock  clock
 	tmpl   *template.Template
 	css    []byte
-	static fs.FS
+	static map[string]asset
 
 	mu     sync.Mutex
 	ctx    context.Context
@@ -100,15 +108,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
-	tmpl, err := template.New("page").Funcs(template.FuncMap{
-		"when": func(t time.Time) string {
-			if t.IsZero() {
-				return ""
-			}
-			return t.UTC().Format("2006-01-02 15:04:05 UTC")
-		},
-		"clock": func(t time.Time) string { return t.UTC().Format("15:04:05") },
-	}).ParseFS(assets, "assets/*.html")
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	c := clock{now: cfg.Now, loc: cfg.Location}
+	tmpl, err := template.New("page").Funcs(template.FuncMap{"when": c.when}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("taskpage: templates: %w", err)
 	}
@@ -116,8 +120,29 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("taskpage: code colours: %w", err)
 	}
-	static, _ := fs.Sub(assets, "assets")
-	return &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, tmpl: tmpl, css: css, static: static}, nil
+	static := map[string]asset{"code.css": {"text/css; charset=utf-8", css}}
+	for name, typ := range staticTypes {
+		b, err := fs.ReadFile(assets, "assets/"+name)
+		if err != nil {
+			return nil, fmt.Errorf("taskpage: assets: %w", err)
+		}
+		static[name] = asset{typ, b}
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, clock: c, tmpl: tmpl, css: css, static: static}, nil
+}
+
+// asset is a file the page serves as it is.
+type asset struct {
+	typ  string
+	data []byte
+}
+
+// staticTypes are the embedded files served under /static/ (code.css is
+// made from chroma's style): no others, no listing, no templates.
+var staticTypes = map[string]string{
+	"page.css":    "text/css; charset=utf-8",
+	"live.js":     "text/javascript; charset=utf-8",
+	"favicon.svg": "image/svg+xml",
 }
 
 // Handler is the page's routes. Its streams end when ctx (or the
@@ -127,13 +152,23 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /tasks", s.list)
 	mux.HandleFunc("GET /t/{id}", s.task)
 	mux.HandleFunc("GET /t/{id}/events", s.events)
-	mux.HandleFunc("GET /static/code.css", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/css; charset=utf-8")
-		w.Write(s.css)
+	mux.HandleFunc("GET /static/{name}", func(w http.ResponseWriter, r *http.Request) {
+		s.serveAsset(w, r.PathValue("name"))
 	})
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(s.static)))
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { s.serveAsset(w, "favicon.svg") })
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { s.denied(w, ErrBadLink) })
 	return secure(mux)
+}
+
+// serveAsset answers one of the page's files, 404 for any other name.
+func (s *Server) serveAsset(w http.ResponseWriter, name string) {
+	a, ok := s.static[name]
+	if !ok {
+		http.NotFound(w, nil)
+		return
+	}
+	w.Header().Set("Content-Type", a.typ)
+	w.Write(a.data)
 }
 
 // secure sets the headers every answer carries: nothing is cached, the
@@ -247,14 +282,14 @@ func (s *Server) clean(v string) string {
 
 // row is a task as the list shows it.
 type row struct {
-	ID, State, Harness, Workspace, Goal, Duration, Cost, Created, Href string
+	ID, State, Harness, Workspace, Goal, Duration, Cost, Created, CreatedISO, Href string
 }
 
 type listView struct {
 	Title, Static string
 	Rows          []row
 	Count         int
-	Now           string
+	Now, NowISO   string
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
@@ -269,14 +304,14 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := s.cfg.Links.query(scopeList, exp).Encode()
-	now := s.now()
-	v := listView{Title: "Tasks", Static: "static/", Count: len(ts), Now: now.UTC().Format("2006-01-02 15:04 UTC")}
+	now := s.clock.now()
+	v := listView{Title: "Tasks", Static: "static/", Count: len(ts), Now: now.In(s.cfg.Location).Format(dayTime + " MST"), NowISO: iso(now)}
 	for _, t := range ts {
 		v.Rows = append(v.Rows, row{
 			ID: s.clean(t.ID), State: string(t.State), Harness: s.clean(t.Harness), Workspace: s.clean(t.Workspace),
-			Goal: clip(s.clean(oneLine(t.Goal)), 120), Duration: showDuration(duration(t, now)), Cost: cost(t.CostUSD),
-			Created: t.CreatedAt.UTC().Format("2006-01-02 15:04"),
-			Href:    "t/" + url.PathEscape(t.ID) + "?" + q,
+			Goal: clip(s.clean(oneLine(t.Goal)), 120), Duration: showDuration(duration(t, now)), Cost: listCost(t),
+			Created: t.CreatedAt.In(s.cfg.Location).Format(dayTime), CreatedISO: iso(t.CreatedAt),
+			Href: "t/" + url.PathEscape(t.ID) + "?" + q,
 		})
 	}
 	s.render(w, "list.html", v)
@@ -286,8 +321,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 type taskView struct {
 	Title, Static                                     string
 	ID, Goal, State, Harness, Workspace, Mode, Branch string
-	Summary, Error, ShipError, Question               string
-	Duration, Cost, Created, Ended                    string
+	Summary, Error, ShipError, Question, Output       string
+	Duration, Cost, Created, CreatedISO               string
+	Ended, EndedISO                                   string
+	Failed                                            bool
+	ExitCode                                          string
+	BaseBranch, Base                                  string
+	Commits                                           []commitView
+	Take                                              string
+	Merge                                             string
 	PR                                                string
 	Added, Removed                                    int
 	Files                                             []diffFile
@@ -296,8 +338,15 @@ type taskView struct {
 	Omitted                                           int
 	Live                                              bool
 	Events                                            string
+	Self                                              string
 	ListHref                                          string
 }
+
+// commitView is a commit of the task's branch.
+type commitView struct{ Hash, Subject string }
+
+// maxCommits bounds the commits a page lists; the newest are shown.
+const maxCommits = 20
 
 func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
@@ -315,38 +364,63 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "get task", err)
 		return
 	}
-	var items []item
+	summary, errText := s.clean(t.Summary), s.clean(t.Error)
+	tl := s.timeline(t, summary, errText)
 	var last int64
-	omitted := 0
 	err = s.cfg.Tasks.LogAfter(r.Context(), id, 0, func(le task.LogEntry) error {
 		last = le.Seq
-		if it, ok := toItem(le, s.clean); ok {
-			if len(items) == maxItems {
-				items, omitted = items[1:], omitted+1
-			}
-			items = append(items, it)
-		}
+		tl.add(le)
 		return nil
 	})
 	if err != nil {
 		s.fail(w, "read the task's log", err)
 		return
 	}
+	items, omitted := tl.entries()
 	patch, note := s.patch(t)
+	files := highlight(patch)
+	now := s.clock.now()
 	v := taskView{
-		Title: "Task " + s.clean(t.ID), Static: "../static/",
-		ID: s.clean(t.ID), Goal: s.clean(t.Goal), State: string(t.State), Harness: s.clean(t.Harness),
+		Static: "../static/",
+		ID:     s.clean(t.ID), Goal: s.clean(t.Goal), State: string(t.State), Harness: s.clean(t.Harness),
 		Workspace: s.clean(t.Workspace), Mode: string(t.Mode), Branch: s.clean(t.Branch),
-		Summary: s.clean(t.Summary), Error: s.clean(t.Error), ShipError: s.clean(t.ShipError),
-		Duration: showDuration(duration(t, s.now())), Cost: cost(t.CostUSD),
-		Created: t.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
-		Added:   t.Added(), Removed: t.Removed(),
-		Files: highlight(patch), PatchNote: note,
+		Summary: summary, Error: errText, ShipError: s.clean(t.ShipError),
+		Duration: showDuration(duration(t, now)), Cost: taskCost(t, tl.spend),
+		Created: s.clock.when(t.CreatedAt), CreatedISO: iso(t.CreatedAt),
+		Ended: s.clock.when(t.EndedAt), EndedISO: iso(t.EndedAt),
+		Failed: t.State == task.Failed, BaseBranch: s.clean(t.BaseBranch), Base: short(s.clean(t.Base)),
+		Files: files, PatchNote: note,
 		Items: items, Omitted: omitted,
 		Live: !t.State.Terminal(),
 	}
-	if !t.EndedAt.IsZero() {
-		v.Ended = t.EndedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	v.Title = clip(string(t.State)+" · "+oneLine(v.Goal), 80) + " · task " + v.ID
+	v.Added, v.Removed = t.Added(), t.Removed()
+	if len(t.Files) == 0 {
+		for _, f := range files {
+			v.Added, v.Removed = v.Added+f.Added, v.Removed+f.Removed
+		}
+	}
+	if t.State.Terminal() && t.Runs > 0 && t.ExitCode >= 0 {
+		v.ExitCode = strconv.Itoa(t.ExitCode)
+	}
+	if t.State == task.Failed {
+		v.Output = strings.TrimRight(s.clean(t.StderrTail), "\n")
+	}
+	cs := t.Commits
+	if len(cs) > maxCommits {
+		cs = cs[len(cs)-maxCommits:]
+	}
+	for _, c := range cs {
+		v.Commits = append(v.Commits, commitView{Hash: short(s.clean(c.Hash)), Subject: clip(s.clean(oneLine(c.Subject)), 200)})
+	}
+	if t.Mode != task.Ask && t.Branch != "" {
+		if s.cfg.Repos != "" && t.Workspace != "" {
+			v.Take = "git fetch " + filepath.Join(s.cfg.Repos, s.clean(t.Workspace)+".git") + " " + v.Branch
+		}
+		if t.State == task.Succeeded && t.PR.State != "merged" && t.PR.State != "closed" {
+			v.Merge = "Merging happens in your conversation with Fetch on Discord: the pull request's message has a Merge button, or send " +
+				progress.ShipCommand + " merge " + v.ID + "."
+		}
 	}
 	if t.State == task.WaitingInput {
 		v.Question = s.clean(t.Question)
@@ -354,6 +428,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	if t.PR.URL != "" && (strings.HasPrefix(t.PR.URL, "https://") || strings.HasPrefix(t.PR.URL, "http://")) {
 		v.PR = s.clean(t.PR.URL)
 	}
+	v.Self = url.PathEscape(id) + "?" + q.Encode()
 	if v.Live {
 		ev := url.Values{}
 		for k, vs := range q {
@@ -368,6 +443,20 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, "task.html", v)
+}
+
+// timeline is the timeline of t, which does not repeat the summary and
+// error the page shows above it.
+func (s *Server) timeline(t task.Task, shown ...string) *timeline {
+	return newTimeline(s.clean, t.Worktree, s.clock, shown...)
+}
+
+// short is a commit hash cut to 12 characters.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
 }
 
 // patch is the task's whole diff, redacted: the patch file when there is
@@ -405,8 +494,9 @@ type stateMsg struct {
 }
 
 // events streams a task's new timeline entries as server-sent events:
-// "item" (an entry's HTML), "task" (state, duration, cost) and "end" once
-// the task ended and its log was sent.
+// "item" (an entry's HTML; an entry with a data-tool attribute replaces
+// the one with the same), "task" (state, duration, cost so far) and "end"
+// once the task ended and its log was sent.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := s.cfg.Links.taskAccess(id, r.URL.Query()); err != nil {
@@ -418,7 +508,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming is not supported here", http.StatusInternalServerError)
 		return
 	}
-	if _, err := s.cfg.Tasks.Get(r.Context(), id); err != nil {
+	t, err := s.cfg.Tasks.Get(r.Context(), id)
+	if err != nil {
 		if errors.Is(err, task.ErrNotFound) {
 			http.Error(w, "No such task.", http.StatusNotFound)
 			return
@@ -442,12 +533,20 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
+	// The timeline reads the log from its start: what was sent before
+	// (up to after) is not sent again, but its commands and spend count.
+	tl := s.timeline(t)
+	var seen int64
 	var sent stateMsg
 	for {
 		var buf bytes.Buffer
-		err := s.cfg.Tasks.LogAfter(ctx, id, after, func(le task.LogEntry) error {
+		err := s.cfg.Tasks.LogAfter(ctx, id, seen, func(le task.LogEntry) error {
+			seen = le.Seq
+			it, ok := tl.add(le)
+			if le.Seq <= after {
+				return nil
+			}
 			after = le.Seq
-			it, ok := toItem(le, s.clean)
 			if !ok {
 				fmt.Fprintf(&buf, "id: %d\n: skipped\n\n", le.Seq)
 				return nil
@@ -472,7 +571,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		}
-		msg := stateMsg{State: string(t.State), Duration: showDuration(duration(t, s.now())), Cost: cost(t.CostUSD)}
+		msg := stateMsg{State: string(t.State), Duration: showDuration(duration(t, s.clock.now())), Cost: taskCost(t, tl.spend)}
 		if msg != sent {
 			b, _ := json.Marshal(msg)
 			writeEvent(&buf, 0, "task", string(b))
@@ -528,17 +627,3 @@ func (s *Server) fail(w http.ResponseWriter, op string, err error) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func cost(usd float64) string {
-	if usd <= 0 {
-		return "—"
-	}
-	return fmt.Sprintf("$%.2f", usd)
-}
-
-func showDuration(d time.Duration) string {
-	if d <= 0 {
-		return "—"
-	}
-	return d.String()
-}
