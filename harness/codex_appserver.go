@@ -160,6 +160,7 @@ type codexDialogue struct {
 	turn    string // the running turn, "" between turns
 	nextID  int
 	started bool // the first turn/start was sent
+	ran     bool // a turn's id was seen: messages may follow
 }
 
 // codexThreadParams are thread/start's params (and, with threadId,
@@ -246,6 +247,7 @@ func (d *codexDialogue) React(line []byte) [][]byte {
 			if d.turn == "" {
 				d.turn = r.Turn.ID
 			}
+			d.ran = true
 			d.mu.Unlock()
 		}
 	}
@@ -255,6 +257,7 @@ func (d *codexDialogue) React(line []byte) [][]byte {
 func (d *codexDialogue) setTurn(id string) {
 	d.mu.Lock()
 	d.turn = id
+	d.ran = d.ran || id != ""
 	d.mu.Unlock()
 }
 
@@ -283,6 +286,14 @@ func (d *codexDialogue) Interrupt() ([]byte, error) {
 // UserMessage implements Dialogue: turn/steer into the running turn, or a
 // new turn/start between turns.
 func (d *codexDialogue) UserMessage(text string) ([]byte, error) {
+	d.mu.Lock()
+	ran := d.ran
+	d.mu.Unlock()
+	if !ran {
+		// Before the first turn runs, a message would start a second
+		// one: it waits (RunTwoWay tries again).
+		return nil, fmt.Errorf("harness: codex message: %w: no turn yet", ErrCannotReply)
+	}
 	thread, turn, id := d.ids(false)
 	if thread == "" {
 		return nil, fmt.Errorf("harness: codex message: %w: no thread yet", ErrCannotReply)

@@ -91,6 +91,17 @@ func (m *Mailbox) take() []string {
 	return msgs
 }
 
+// unshift puts back messages that could not be delivered yet, before
+// any put since.
+func (m *Mailbox) unshift(msgs []string) {
+	if len(msgs) == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.msgs = append(append([]string(nil), msgs...), m.msgs...)
+	m.mu.Unlock()
+}
+
 // result counts a result of the CLI and tells whether it was the last
 // awaited: the mailbox is then closed.
 func (m *Mailbox) result() bool {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/fetch-dev/fetch/kennel"
 )
@@ -330,6 +331,7 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 		go func() {
 			defer wg.Done()
 			closeCtx := context.WithoutCancel(ctx)
+			var retry <-chan time.Time
 			select {
 			case <-started:
 				for _, m := range opening {
@@ -341,6 +343,7 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 				}
 			case <-ended:
 			}
+		wait:
 			for {
 				select {
 				case <-wake:
@@ -353,18 +356,29 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 					}
 					continue
 				case <-mail.wake:
-					for _, text := range mail.take() {
-						if err := deliver(ctx, in, tw, dlg, text); err != nil {
-							sendErr <- fmt.Errorf("send a message: %w", err)
-							_ = in.Close(closeCtx)
-							return
-						}
-					}
-					continue
+				case <-retry:
 				case <-finished:
+					break wait
 				case <-ended:
+					break wait
 				}
-				break
+				msgs := mail.take()
+				retry = nil
+				for i, text := range msgs {
+					err := deliver(ctx, in, tw, dlg, text)
+					if errors.Is(err, ErrCannotReply) {
+						// Not yet (the protocol's session or turn is
+						// still being made): it waits a moment.
+						mail.unshift(msgs[i:])
+						retry = time.After(deliverRetry)
+						break
+					}
+					if err != nil {
+						sendErr <- fmt.Errorf("send a message: %w", err)
+						_ = in.Close(closeCtx)
+						return
+					}
+				}
 			}
 			_ = in.Close(closeCtx)
 		}()
@@ -418,6 +432,10 @@ func deliver(ctx context.Context, in Input, tw TwoWay, dlg Dialogue, text string
 	}
 	return in.Send(ctx, msg)
 }
+
+// deliverRetry is how soon a message the protocol could not carry yet is
+// tried again.
+const deliverRetry = 200 * time.Millisecond
 
 // errNoInput is the error of an Attach that returned no Input.
 var errNoInput = errors.New("attach returned no input")

@@ -15,6 +15,7 @@ import (
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/llm"
+	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 )
@@ -65,6 +66,8 @@ type run struct {
 	msgs    []llm.Message
 	usage   llm.Usage
 	created []task.Task
+	// told are the messages given to tasks this turn (task_message).
+	told []task.Told
 
 	seen  map[string]int
 	trail []string
@@ -480,5 +483,12 @@ func (r *run) replies() []chat.Reply {
 			text += fmt.Sprintf("\nTask %s started (%s in %s).", t.ID, or(t.Harness, "default harness"), t.Workspace)
 		}
 	}
-	return []chat.Reply{{Text: text, Actions: r.actions}}
+	actions := r.actions
+	// What became of a message to a task is said whatever the model says.
+	for _, t := range r.told {
+		told := progress.Told(t)
+		text += "\n" + told.Text
+		actions = append(actions, told.Actions...)
+	}
+	return []chat.Reply{{Text: text, Actions: actions}}
 }

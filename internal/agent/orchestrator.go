@@ -544,13 +544,13 @@ func toolTaskMessage(ctx context.Context, r *run, t taskMessageArgs) (string, er
 	if err != nil {
 		return "", err
 	}
+	r.told = append(r.told, told)
 	switch told.How {
 	case task.TellSent:
 		return fmt.Sprintf("Sent to task %s's coding CLI while it works; it takes it at its next turn. Tell the owner so, briefly.", t.ID), nil
 	case task.TellQueued:
 		return fmt.Sprintf("Task %s's CLI takes no message while it works: the message waits (message %d) and becomes the task's next run, on the same branch, when this one ends; the owner can take it back. Tell the owner so, briefly.", t.ID, told.MessageID), nil
 	}
-	r.created = append(r.created, told.Task)
 	return fmt.Sprintf("Task %s continues on its branch %s with the message (run %d); its result comes to the owner by itself. Tell the owner so, briefly.", t.ID, told.Task.Branch, told.Task.Runs+1), nil
 }
 

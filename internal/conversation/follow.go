@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/task"
 )
 
@@ -117,22 +118,7 @@ func (s *session) tell(ctx context.Context, it item, id, text string) []chat.Rep
 		return []chat.Reply{chat.Text(followError(err))}
 	}
 	s.m.audit(ctx, s.c.id, it.userID, "task_message", id+" "+string(told.How))
-	return []chat.Reply{Told(told)}
-}
-
-// Told says what became of a message to a task.
-func Told(told task.Told) chat.Reply {
-	t := told.Task
-	switch told.How {
-	case task.TellSent:
-		return chat.Text(fmt.Sprintf("📨 Sent to task %s's %s while it works; it takes it at its next turn.", t.ID, t.Harness))
-	case task.TellQueued:
-		return chat.Reply{
-			Text:    fmt.Sprintf("📥 Task %s's %s takes no message while it works: yours waits and becomes its next run, on the same branch, when this one ends.", t.ID, t.Harness),
-			Actions: []chat.Action{{Label: "Take it back", Send: fmt.Sprintf("/withdraw %d", told.MessageID), Style: chat.Secondary}},
-		}
-	}
-	return chat.Text(fmt.Sprintf("▶️ Task %s continues on %s with your message.", t.ID, t.Branch))
+	return []chat.Reply{progress.Told(told)}
 }
 
 // followError is a follow-up's failure as the owner reads it.
@@ -151,4 +137,22 @@ func clipText(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// recentWindow is how long after a task of the conversation ended a vague
+// message ("fix it", "that broke the build") is still taken to be about it.
+const recentWindow = time.Hour
+
+// recentTask tells whether a task of the conversation ended within
+// recentWindow.
+func (s *session) recentTask(ctx context.Context) bool {
+	if s.m.cfg.Tasks == nil {
+		return false
+	}
+	ts, err := s.m.cfg.Tasks.List(ctx, task.Filter{ConversationID: s.c.id, Limit: 1})
+	if err != nil || len(ts) == 0 {
+		return false
+	}
+	t := ts[0]
+	return t.State.Terminal() && t.Mode == task.Work && s.m.now().Sub(t.EndedAt) < recentWindow
 }

@@ -217,7 +217,10 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 
 	// A short message while a task runs ("fix it", "try again") is about
 	// that task: the agent, which sees it, can act on it.
-	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked, TaskRunning: st.Task != nil && s.m.cfg.Agent != nil})
+	// So is one soon after a task of the conversation ended ("also add a
+	// test", "that broke the build"): a follow-up on its branch.
+	onTask := st.Task != nil || s.recentTask(ctx)
+	res := s.m.classifier.Classify(it.text, intent.Context{AwaitingConfirmation: s.asked, TaskRunning: onTask && s.m.cfg.Agent != nil})
 	s.taken = string(res.Kind)
 	if res.Kind == intent.Clarify {
 		return []chat.Reply{chat.Text(clarifyReply)}

@@ -47,8 +47,10 @@ var allowed = map[string][]string{
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed;
 	// mirror, Fetch's own repository, is where the work is taken in and read.
-	"internal/task":  {"harness", "kennel", "kennel/shim", "kennel/egress", "internal/gitrun", "internal/mirror", "internal/store", "internal/workspace", "internal/redact", "internal/ship", "internal/policy", "instincts"},
-	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens"},
+	"internal/task": {"harness", "kennel", "kennel/shim", "kennel/egress", "internal/gitrun", "internal/mirror", "internal/store", "internal/workspace", "internal/redact", "internal/ship", "internal/policy", "instincts"},
+	// agent: progress words what became of a message to a task
+	// (task_message) as the chat commands do.
+	"internal/agent": {"internal/task", "internal/llm", "identity", "internal/store", "internal/workspace", "internal/chat", "intent", "instincts", "internal/code", "internal/tokens", "internal/progress"},
 	// tokens: a BPE tokenizer with its vocabulary embedded.
 	"internal/tokens": {},
 	// code: reads a workspace's source on the host through os.Root.
@@ -58,8 +60,9 @@ var allowed = map[string][]string{
 	// progress shows a coding CLI's requests through redact.Visible.
 	"internal/progress": {"internal/chat", "internal/store", "internal/task", "harness", "modes", "internal/redact"},
 	// taskpage: the read-only task page; it reads tasks through the
-	// engine's types and shows every text through redact.
-	"internal/taskpage":     {"internal/task", "harness", "internal/redact"},
+	// engine's types, words cost as the chat and fetch task do
+	// (progress.Cost), and shows every text through redact.
+	"internal/taskpage":     {"internal/task", "harness", "internal/redact", "internal/progress"},
 	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes", "internal/task", "internal/progress", "harness"},
 	"internal/term":         {"internal/chat", "internal/redact"},
 	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},

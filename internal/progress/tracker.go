@@ -434,3 +434,18 @@ func Reviewed(t task.Task, review string) chat.Reply {
 		},
 	}
 }
+
+// Told says what became of a message to a task.
+func Told(told task.Told) chat.Reply {
+	t := told.Task
+	switch told.How {
+	case task.TellSent:
+		return chat.Text(fmt.Sprintf("📨 Sent to task %s's %s while it works; it takes it at its next turn.", t.ID, t.Harness))
+	case task.TellQueued:
+		return chat.Reply{
+			Text:    fmt.Sprintf("📥 Task %s's %s takes no message while it works: yours waits and becomes its next run, on the same branch, when this one ends.", t.ID, t.Harness),
+			Actions: []chat.Action{{Label: "Take it back", Send: fmt.Sprintf("/withdraw %d", told.MessageID), Style: chat.Secondary}},
+		}
+	}
+	return chat.Text(fmt.Sprintf("▶️ Task %s continues on %s with your message.", t.ID, t.Branch))
+}

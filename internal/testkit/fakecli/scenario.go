@@ -232,6 +232,11 @@ func play(c cli, inv invocation, stdout, stderr io.Writer) int {
 		sess.path = sessionPath(inv, sess.ID)
 	}
 	sess.Turns++
+	// Real CLIs keep their session as they go: a run stopped midway can
+	// still be resumed.
+	if err := sess.save(); err != nil {
+		fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
+	}
 	sc := parseScenario(sess.Goal)
 	if sess.Turns > 1 && sess.Question == "" {
 		sc = parseScenario(inv.prompt) // a follow-up goal

@@ -1,0 +1,165 @@
+package journey
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fetch-dev/fetch/internal/testkit"
+)
+
+// The conversation carries the work: a task that ended is continued on its
+// own branch (the Continue button, /continue, fetch task continue), a
+// message typed while a task works reaches its coding CLI (two-way CLIs at
+// their next turn, one-shot CLIs as the task's next run), and a run that
+// was interrupted resumes its CLI's session.
+
+// taskMessage is the model's call of task_message with text for task id.
+func taskMessage(callID, id, text string) testkit.Step {
+	args, _ := json.Marshal(map[string]string{"id": id, "text": text})
+	return testkit.Use(testkit.Call{ID: callID, Name: "task_message", Arguments: string(args)})
+}
+
+// startOn DMs request, for which the model starts goal on cli in app, and
+// returns the mark before it and the task's id.
+func (w *world) startOn(cli, request, goal string) (mark, string) {
+	w.t.Helper()
+	w.llm.Script(taskCreateOn("call-app", goal, "app", cli), testkit.Say("Started it."))
+	m := w.send(ownerID, request)
+	status := w.await(m, regexp.MustCompile(`Task \S+ on app \(`+regexp.QuoteMeta(cli)+`\) — running`), "the task's status message")
+	return m, taskID(w.t, status.Text)
+}
+
+// F1: a task succeeds and its pull request opens; the result's Continue
+// button asks what next, and the owner's answer runs the task again in
+// its CLI's session, on the same branch: the branch on GitHub gets the new
+// commit and the same pull request shows it (no second one).
+func TestJourneyFollowUpAddsToTheBranchAndPullRequest(t *testing.T) {
+	t.Parallel()
+	// What each CLI writes in the run that resumed its session.
+	resumed := map[string]*regexp.Regexp{
+		"claude": regexp.MustCompile(`fake claude was here \(turn 2\)`),
+		"codex":  regexp.MustCompile(`fake codex edited this with the owner's permission \(turn 2\)`),
+	}
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			w := newShipWorld(t, nil)
+			w.start()
+			m, id := w.startOn(cli, "add a health endpoint to app", "add a health endpoint [file:health.go]")
+			res := w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+			w.awaitNew(m, prRe(id), "the pull request's link")
+			tip := w.gh.Tip(shipRepo, "fetch/"+id)
+
+			m2 := w.mark(ownerID)
+			w.d.Click(ownerID, res.Msg.ID, w.button(res, "Continue"))
+			w.awaitNew(m2, regexp.MustCompile(`What should task `+id+` do next\?`), "the question what next")
+			m3 := w.send(ownerID, "also document the endpoint")
+			w.awaitNew(m3, regexp.MustCompile(`▶️ Task `+id+` continues on fetch/`+id+` with your message`), "the follow-up's start")
+			w.awaitResult(m3, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the follow-up's result")
+			w.must("the branch on GitHub to get the follow-up's commit", func() bool { return w.gh.Tip(shipRepo, "fetch/"+id) != tip })
+			if prs := w.gh.PRs(shipRepo); len(prs) != 1 || prs[0].Head != "fetch/"+id {
+				t.Errorf("pull requests after the follow-up: %+v; want the one of fetch/%s", prs, id)
+			}
+			if _, ok := w.find(m3, prRe(id), func(seen) bool { return true }); ok {
+				t.Error("the pull request's link was announced again after the follow-up")
+			}
+			if re := resumed[cli]; re != nil {
+				var files []string
+				for _, f := range []string{"FETCH_DONE.md", "health.go"} {
+					got, _ := w.gh.File(shipRepo, "fetch/"+id, f)
+					files = append(files, got)
+				}
+				if !re.MatchString(strings.Join(files, "\n")) {
+					t.Errorf("the follow-up did not resume the CLI's session (no %q on GitHub's fetch/%s): %q", re, id, files)
+				}
+			}
+		})
+	}
+}
+
+// F2: `fetch task run --wait` is interrupted (Ctrl-C) while the CLI works;
+// `fetch task continue` then resumes the CLI's own session, which the
+// interrupted run had told, on the task's branch.
+func TestJourneyFollowUpAfterAnInterruptedRunResumesTheSession(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	p := startWatched(t, w.environ(), w.watch, "task", "run", "--wait", "--workspace", "app", "take your time [scenario:slow:120]")
+	var id string
+	w.must("the run to start working", func() bool {
+		out := p.log.String()
+		if m := regexp.MustCompile(`Task (\S+) running on app`).FindStringSubmatch(out); m != nil {
+			id = m[1]
+		}
+		return id != "" && strings.Contains(out, "Still working (2/120)")
+	})
+	p.interrupt(t)
+	shown, err := w.fetchCLI("task", "show", "--json", id)
+	if err != nil {
+		t.Fatalf("fetch task show: %v\n%s", err, shown)
+	}
+	var st struct {
+		State     string `json:"state"`
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(shown), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.State != "cancelled" || st.SessionID == "" {
+		t.Fatalf("after Ctrl-C the task is %s with session %q; want cancelled, with the session the CLI told", st.State, st.SessionID)
+	}
+	out, err := w.fetchCLI("task", "continue", id, "finish the work")
+	if err != nil {
+		t.Fatalf("fetch task continue: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Task "+id+" continues on fetch/"+id) || !strings.Contains(out, "✅ Task "+id+" succeeded") {
+		t.Errorf("fetch task continue printed %q; want the follow-up's start and its success", out)
+	}
+	got, err := w.gitShow("app", "fetch/"+id, "FETCH_DONE.md")
+	if err != nil || !strings.Contains(got, "fake claude was here (turn 2)") {
+		t.Errorf("FETCH_DONE.md on fetch/%s = %q (%v); want the resumed session's second turn", id, got, err)
+	}
+}
+
+// F3: "fix it" typed while a two-way CLI works reaches the running CLI
+// process (it writes the message into the work) rather than only the
+// agent, and the owner is told so.
+func TestJourneyMessageReachesTheRunningCLI(t *testing.T) {
+	t.Parallel()
+	for _, cli := range []string{"claude", "codex"} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, "app")
+			w.start()
+			_, id := w.startOn(cli, "add a health endpoint to app", "add a health endpoint [scenario:await-message] [file:health.go]")
+			w.llm.Script(taskMessage("call-msg", id, "fix it: also log the errors"), testkit.Say("Passing it on."))
+			m := w.send(ownerID, "fix it: also log the errors")
+			w.awaitNew(m, regexp.MustCompile(`📨 Sent to task `+id+`'s `+cli+` while it works`), "word that the message went to the CLI")
+			w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+			got, err := w.gitShow("app", "fetch/"+id, "health.go")
+			if err != nil || !strings.Contains(got, "message: fix it: also log the errors") {
+				t.Errorf("health.go on fetch/%s = %q (%v); want the message as the running CLI took it", id, got, err)
+			}
+		})
+	}
+}
+
+// F4: a one-shot CLI takes no message while it works: the message waits,
+// the owner can see that (and take it back), and it becomes the task's
+// next run, on the same branch, in the CLI's session.
+func TestJourneyMessageToAOneShotCLIIsQueued(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	w.start()
+	_, id := w.startOn("cursor", "add a note to app", "add a note [scenario:slow:6]")
+	w.llm.Script(taskMessage("call-msg", id, "also add the date to it"), testkit.Say("Noted."))
+	m := w.send(ownerID, "also add the date to it")
+	queued := w.awaitNew(m, regexp.MustCompile(`📥 Task `+id+`'s cursor takes no message while it works`), "word that the message waits")
+	w.button(queued, "Take it back")
+	w.await(m, regexp.MustCompile(`▶️|✅ Task `+id+` succeeded on app`), "the first run's result")
+	w.must("the follow-up run's commit on the branch", func() bool {
+		got, err := w.gitShow("app", "fetch/"+id, "FETCH_DONE.md")
+		return err == nil && strings.Contains(got, "(turn 2)")
+	})
+}
