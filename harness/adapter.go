@@ -283,13 +283,14 @@ var askInstructions string
 // when resuming with one, otherwise the goal, unchanged, followed by Fetch's
 // instructions (for a read-only run, those for answering a question).
 func Prompt(task Task) string {
+	note := AttachmentNote(task.Attachments)
 	if task.ResumeID != "" && task.Answer != "" {
-		return task.Answer
+		return task.Answer + note
 	}
 	if task.ReadOnly {
-		return task.Goal + "\n\n" + askInstructions
+		return task.Goal + note + "\n\n" + askInstructions
 	}
-	return task.Goal + "\n\n" + promptInstructions
+	return task.Goal + note + "\n\n" + promptInstructions
 }
 
 // readOnlyUnsupported is the error of Invocation for a read-only task on a

@@ -77,19 +77,51 @@ func (ClaudeAdapter) Opening(task Task, mode TwoWayMode) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg, err := ClaudeAdapter{}.UserMessage(TwoWayPrompt(task, mode))
+	msg, err := claudeUser(TwoWayPrompt(task, mode), task.Attachments)
 	if err != nil {
 		return nil, err
 	}
 	return [][]byte{init, msg}, nil
 }
 
+// claudeImage is an image content block of a user message (the Messages
+// API's base64 source), how Claude Code takes a picture on its stdin.
+type claudeImage struct {
+	Type   string `json:"type"`
+	Source struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      []byte `json:"data"`
+	} `json:"source"`
+}
+
+// claudeUser is a user message with text and, for the image attachments
+// that carry their data, image blocks after it.
+func claudeUser(text string, atts []Attachment) ([]byte, error) {
+	var blocks []any
+	for _, a := range atts {
+		if !a.IsImage() || a.Data == nil {
+			continue
+		}
+		img := claudeImage{Type: "image"}
+		img.Source.Type, img.Source.MediaType, img.Source.Data = "base64", a.MediaType, a.Data
+		blocks = append(blocks, img)
+	}
+	if len(blocks) == 0 {
+		return ClaudeAdapter{}.UserMessage(text)
+	}
+	m := claudeUserMessage{Type: "user"}
+	m.Message.Role, m.Message.Content = "user", append([]any{map[string]string{"type": "text", "text": text}}, blocks...)
+	return jsonLine(m)
+}
+
 // claudeUserMessage is a user message line (§2.2).
 type claudeUserMessage struct {
 	Type    string `json:"type"`
 	Message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+		Role string `json:"role"`
+		// Content is the text, or content blocks (text and images).
+		Content any `json:"content"`
 	} `json:"message"`
 	ParentToolUseID *string `json:"parent_tool_use_id"`
 	SessionID       string  `json:"session_id"`

@@ -89,10 +89,24 @@ func looksLikeCodexRequest(line []byte) bool {
 	return bytes.Contains(line, []byte(`"method"`)) && bytes.Contains(line, []byte(`"id"`)) && !json.Valid(line)
 }
 
-// codexTextInput is a text item of turn/start's and turn/steer's input.
+// codexTextInput is an item of turn/start's and turn/steer's input: text,
+// or a picture in the kennel (localImage, by path).
 type codexTextInput struct {
 	Type string `json:"type"`
-	Text string `json:"text"`
+	Text string `json:"text,omitempty"`
+	Path string `json:"path,omitempty"`
+}
+
+// codexInput is a prompt's input: its text, then a localImage item per
+// image attachment.
+func codexInput(text string, atts []Attachment) []codexTextInput {
+	in := []codexTextInput{{Type: "text", Text: text}}
+	for _, a := range atts {
+		if a.IsImage() && a.Path != "" {
+			in = append(in, codexTextInput{Type: "localImage", Path: a.Path})
+		}
+	}
+	return in
 }
 
 // codexCheckMode refuses what Codex cannot do two-way.
@@ -146,7 +160,7 @@ func (CodexAdapter) NewDialogue(task Task, mode TwoWayMode) (Dialogue, error) {
 	if task.ResumeID != "" && task.Answer != "" {
 		prompt = task.Answer
 	}
-	return &codexDialogue{cwd: task.dir(), model: task.Model, resume: task.ResumeID, prompt: prompt, nextID: codexFirstLaterID}, nil
+	return &codexDialogue{cwd: task.dir(), model: task.Model, resume: task.ResumeID, prompt: prompt, atts: task.Attachments, nextID: codexFirstLaterID}, nil
 }
 
 // codexDialogue is the client side of one app-server run. React runs on
@@ -154,6 +168,7 @@ func (CodexAdapter) NewDialogue(task Task, mode TwoWayMode) (Dialogue, error) {
 // goroutines: mu guards the state.
 type codexDialogue struct {
 	cwd, model, resume, prompt string
+	atts                       []Attachment
 
 	mu      sync.Mutex
 	thread  string
@@ -230,7 +245,7 @@ func (d *codexDialogue) React(line []byte) [][]byte {
 		d.thread, d.started = r.Thread.ID, true
 		d.mu.Unlock()
 		msg, err := jsonLine(rpcOut{ID: codexTurnID, Method: "turn/start", Params: map[string]any{
-			"threadId": r.Thread.ID, "input": []codexTextInput{{Type: "text", Text: d.prompt}}}})
+			"threadId": r.Thread.ID, "input": codexInput(d.prompt, d.atts)}})
 		if err != nil {
 			return nil
 		}

@@ -201,13 +201,14 @@ var twoWayInstructions string
 // resuming with one, otherwise the goal followed by the instructions for
 // the mode.
 func TwoWayPrompt(task Task, mode TwoWayMode) string {
+	note := AttachmentNote(task.Attachments)
 	switch {
 	case task.ResumeID != "" && task.Answer != "":
-		return task.Answer
+		return task.Answer + note
 	case mode == ModePlan:
-		return task.Goal + "\n\n" + planInstructions
+		return task.Goal + note + "\n\n" + planInstructions
 	}
-	return task.Goal + "\n\n" + twoWayInstructions
+	return task.Goal + note + "\n\n" + twoWayInstructions
 }
 
 // ApprovedPlanGoal is the goal of the run that carries out an approved

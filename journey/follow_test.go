@@ -1,7 +1,11 @@
 package journey
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	stdimage "image"
+	"image/png"
 	"regexp"
 	"strings"
 	"testing"
@@ -161,5 +165,55 @@ func TestJourneyMessageToAOneShotCLIIsQueued(t *testing.T) {
 	w.must("the follow-up run's commit on the branch", func() bool {
 		got, err := w.gitShow("app", "fetch/"+id, "FETCH_DONE.md")
 		return err == nil && strings.Contains(got, "(turn 2)")
+	})
+}
+
+// pngOf is a small real PNG.
+func pngOf(t *testing.T) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, stdimage.NewRGBA(stdimage.Rect(0, 0, 3, 2))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// F5: a screenshot the owner attaches in Discord reaches the coding CLI in
+// its own protocol's form: an image block on Claude Code's stdin, a
+// localImage input (a file in the kennel) for Codex; the scripted CLIs
+// record what they got into the work. A file of a type Fetch does not take
+// gets one clear reply, and nothing reaches the agent or a CLI.
+func TestJourneyPictureReachesTheCLI(t *testing.T) {
+	t.Parallel()
+	shot := pngOf(t)
+	for cli, want := range map[string]*regexp.Regexp{
+		"claude": regexp.MustCompile(fmt.Sprintf(`image: image/png %d bytes`, len(shot))),
+		"codex":  regexp.MustCompile(fmt.Sprintf(`image: /\S+/\.fetch/in/\S+/shot\.png %d bytes`, len(shot))),
+	} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, "app")
+			w.start()
+			w.llm.Script(taskCreateOn("call-app", "fix the layout shown in the screenshot [file:layout.css]", "app", cli), testkit.Say("Started it."))
+			m := w.mark(ownerID)
+			w.d.Post(testkit.DiscordPost{AuthorID: ownerID, Content: "fix the layout in this screenshot", Files: []testkit.DiscordFile{{Name: "shot.png", ContentType: "image/png", Data: shot}}})
+			status := w.await(m, regexp.MustCompile(`Task \S+ on app \(`+cli+`\) — running`), "the task's status message")
+			id := taskID(t, status.Text)
+			w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+			got, err := w.gitShow("app", "fetch/"+id, "IMAGES.txt")
+			if err != nil || !want.MatchString(got) {
+				t.Errorf("IMAGES.txt on fetch/%s = %q (%v); want the picture as the CLI's protocol carries it (%s)", id, got, err, want)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, "app")
+		w.start()
+		m := w.mark(ownerID)
+		w.d.Post(testkit.DiscordPost{AuthorID: ownerID, Content: "install this tool in app", Files: []testkit.DiscordFile{{Name: "tool.zip", Data: append([]byte("PK\x03\x04"), make([]byte, 60)...)}}})
+		w.awaitNew(m, regexp.MustCompile(`I didn't take your files, and nothing was sent on: tool\.zip: a application/zip file`), "the refusal")
+		if n := len(w.llm.Requests()); n != 0 {
+			t.Errorf("the agent was asked %d times about a message whose file was refused", n)
+		}
 	})
 }

@@ -112,7 +112,7 @@ func (t tasks) CreatePlan(ctx context.Context, r task.Request) (task.Task, error
 func (tasks) Get(context.Context, string) (task.Task, error) { return task.Task{}, nil }
 func (tasks) Cancel(context.Context, string) error           { return nil }
 func (tasks) Respond(context.Context, string, string) error  { return nil }
-func (tasks) Tell(context.Context, string, string, string) (task.Told, error) {
+func (tasks) Tell(context.Context, string, string, string, ...task.Attachment) (task.Told, error) {
 	return task.Told{}, nil
 }
 func (tasks) Retry(context.Context, string) error       { return nil }

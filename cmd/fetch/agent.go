@@ -120,7 +120,7 @@ type conversationAgent struct{ a *agent.Agent }
 func (c conversationAgent) Respond(ctx context.Context, t conversation.Turn) ([]chat.Reply, error) {
 	return c.a.Respond(ctx, agent.Turn{
 		ConversationID: t.ConversationID, UserID: t.UserID, Role: t.Role, Text: t.Text,
-		Intent: t.Intent, Notify: t.Notify,
+		Intent: t.Intent, Notify: t.Notify, Attachments: t.Attachments,
 	})
 }
 

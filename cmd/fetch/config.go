@@ -57,6 +57,8 @@ const (
 	envTaskBudgetUSD   = "FETCH_TASK_BUDGET_USD"
 	envDailyBudgetUSD  = "FETCH_DAILY_BUDGET_USD"
 	envMaxTasks        = "FETCH_MAX_TASKS"
+	envAttachMaxBytes  = "FETCH_ATTACH_MAX_BYTES"
+	envAttachTypes     = "FETCH_ATTACH_TYPES"
 )
 
 // secretEnv names the variables whose values are redacted from
@@ -120,6 +122,9 @@ const configHelp = `Configuration (environment):
   FETCH_DAILY_BUDGET_USD  dollars per UTC day for tasks and Fetch's own LLM calls together; over it a new task is
                        asked about first, and "fetch task run" needs --over-budget (default 0: no cap)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
+  FETCH_ATTACH_MAX_BYTES  the largest file the owner may attach to a message for a task (default 8388608)
+  FETCH_ATTACH_TYPES   the file types attachments may be, by their content, comma separated (default
+                       image/png,image/jpeg,image/gif,image/webp,text/plain,application/pdf)
   FETCH_GITHUB_TOKEN   GitHub token for pushing task branches and opening pull requests (a fine-grained
                        token on the repositories: Contents read/write, Pull requests read/write, Metadata read);
                        without it nothing is pushed. It is Fetch's only: never given to a coding CLI.
@@ -187,6 +192,10 @@ type Config struct {
 	BudgetTurnUSD    float64
 	BudgetDayTokens  int
 	BudgetDayUSD     float64
+	// AttachMaxBytes and AttachTypes bound the files that come with
+	// messages (package attach; defaults there when zero).
+	AttachMaxBytes int
+	AttachTypes    []string
 	// TaskBudgetUSD caps one task's cost, DailyBudgetUSD a UTC day's
 	// (tasks and orchestrator); zero means no cap.
 	TaskBudgetUSD  float64
@@ -518,6 +527,16 @@ func (c *Config) loadAgent(getenv func(string) string) []string {
 	dollars(envBudgetDayUSD, &c.BudgetDayUSD)
 	dollars(envTaskBudgetUSD, &c.TaskBudgetUSD)
 	dollars(envDailyBudgetUSD, &c.DailyBudgetUSD)
+	positiveInt(envAttachMaxBytes, &c.AttachMaxBytes, false)
+	for _, t := range strings.Split(getenv(envAttachTypes), ",") {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			if !strings.Contains(t, "/") {
+				problems = append(problems, fmt.Sprintf("%s: %q is not a media type such as image/png", envAttachTypes, t))
+				continue
+			}
+			c.AttachTypes = append(c.AttachTypes, t)
+		}
+	}
 	return problems
 }
 

@@ -4,18 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fetch-dev/fetch/internal/code"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/internal/access"
+	"github.com/fetch-dev/fetch/internal/attach"
 	"github.com/fetch-dev/fetch/internal/chat"
+	"github.com/fetch-dev/fetch/internal/code"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/metrics"
 	"github.com/fetch-dev/fetch/internal/redact"
@@ -272,22 +275,28 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		return nil, err
 	}
 	pro := newProactive(cfg, db, log, ks.pool, x.metrics)
+	attachments, err := newAttachments(cfg, db)
+	if err != nil {
+		release()
+		return nil, err
+	}
 	c := conversation.Config{
-		Store:     db,
-		Senders:   senders,
-		NoAgent:   noAgentReply,
-		Tasks:     engine,
-		Steering:  engine,
-		Updates:   updates,
-		RoleOf:    roleOf,
-		Logger:    log,
-		IdleAfter: cfg.IdleAfter,
-		Scheduler: pro.sched,
-		Watcher:   pro.watch,
-		Shipping:  shipper,
-		Engines:   ks.describe,
-		Location:  cfg.Location,
-		Scrub:     db.Scrub,
+		Store:       db,
+		Senders:     senders,
+		NoAgent:     noAgentReply,
+		Tasks:       engine,
+		Steering:    engine,
+		Updates:     updates,
+		Attachments: attachments,
+		RoleOf:      roleOf,
+		Logger:      log,
+		IdleAfter:   cfg.IdleAfter,
+		Scheduler:   pro.sched,
+		Watcher:     pro.watch,
+		Shipping:    shipper,
+		Engines:     ks.describe,
+		Location:    cfg.Location,
+		Scrub:       db.Scrub,
 		DaySpend: func(ctx context.Context) (*instincts.DaySpend, error) {
 			usd, err := db.DaySpend(ctx, store.Day(time.Now()))
 			if err != nil {
@@ -443,4 +452,28 @@ func greeting(cfg Config) string {
 		llm = "LLM: not set, so only commands work; set " + envOpenRouter + " (and " + envModel + ") for requests in plain words."
 	}
 	return fmt.Sprintf("Fetch: data in %s, workspaces in %s.\n%s\n/help lists the commands; Ctrl-D ends.\n", cfg.DataDir, cfg.Workspaces, llm)
+}
+
+// discordFileHosts are the hosts Discord serves attachments from.
+var discordFileHosts = []string{"cdn.discordapp.com", "media.discordapp.net"}
+
+// newAttachments takes the files that come with messages into
+// DataDir/attachments, from Discord's file hosts (and the host of
+// FETCH_DISCORD_URL, which a local fake serves over http), checked by
+// type, size and for secrets like any text Fetch stores.
+func newAttachments(cfg Config, db *store.DB) (*attach.Fetcher, error) {
+	hosts := slices.Clone(discordFileHosts)
+	var insecure []string
+	if u, err := url.Parse(cfg.DiscordURL); err == nil && u.Hostname() != "" {
+		if u.Scheme == "http" {
+			insecure = append(insecure, u.Hostname())
+		} else {
+			hosts = append(hosts, u.Hostname())
+		}
+	}
+	return attach.New(attach.Config{
+		Dir: filepath.Join(cfg.DataDir, "attachments"), Hosts: hosts, Insecure: insecure,
+		MaxBytes: int64(cfg.AttachMaxBytes), Types: cfg.AttachTypes,
+		Secret: func(text string) bool { return db.Scrub(text) != text },
+	})
 }

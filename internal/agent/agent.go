@@ -10,6 +10,7 @@ import (
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 )
 
 // Budget limits what the LLM may cost. Zero means no limit.
@@ -141,6 +142,9 @@ type Turn struct {
 	Role   chat.Role
 	Text   string
 	Intent intent.Result
+	// Attachments came with the message: the task the turn starts or
+	// tells (task_create, task_message) gets them.
+	Attachments []task.Attachment
 	// Notify sends progress to the conversation at once.
 	Notify func(ctx context.Context, r chat.Reply) error
 }
@@ -155,6 +159,7 @@ func (a *Agent) Respond(ctx context.Context, t Turn) ([]chat.Reply, error) {
 		return nil, err
 	}
 	r.notify = t.Notify
+	r.attachments = t.Attachments
 	return r.run(ctx, t.Text)
 }
 

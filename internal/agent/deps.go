@@ -44,7 +44,7 @@ type Tasks interface {
 	Respond(ctx context.Context, id, answer string) error
 	// Tell gives the owner's message to a task: to its CLI while it works
 	// (or as its next run), or as a follow-up run when it ended.
-	Tell(ctx context.Context, id, text, by string) (task.Told, error)
+	Tell(ctx context.Context, id, text, by string, atts ...task.Attachment) (task.Told, error)
 	// Retry runs an ended task that did not succeed again, as asked.
 	Retry(ctx context.Context, id string) error
 	// RequestShip starts pushing a finished task's branch and opening its

@@ -193,7 +193,7 @@ func (m *memTasks) Cancel(context.Context, string) error { return nil }
 
 // Tell records the message; a running task takes it mid-run, an ended
 // one continues.
-func (m *memTasks) Tell(ctx context.Context, id, text, _ string) (task.Told, error) {
+func (m *memTasks) Tell(ctx context.Context, id, text, _ string, _ ...task.Attachment) (task.Told, error) {
 	t, err := m.Get(ctx, id)
 	if err != nil {
 		return task.Told{}, err

@@ -68,6 +68,9 @@ type run struct {
 	created []task.Task
 	// told are the messages given to tasks this turn (task_message).
 	told []task.Told
+	// attachments came with the message; the first task the turn starts
+	// or tells takes them (takeAttachments).
+	attachments []task.Attachment
 
 	seen  map[string]int
 	trail []string
@@ -491,4 +494,12 @@ func (r *run) replies() []chat.Reply {
 		actions = append(actions, told.Actions...)
 	}
 	return []chat.Reply{{Text: text, Actions: actions}}
+}
+
+// takeAttachments returns the message's files once: the first task the
+// turn starts or tells gets them.
+func (r *run) takeAttachments() []task.Attachment {
+	atts := r.attachments
+	r.attachments = nil
+	return atts
 }

@@ -423,7 +423,7 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	if ws == "" {
 		return "", errNoWorkspace
 	}
-	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue, Model: t.Model}
+	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue, Model: t.Model, Attachments: r.takeAttachments()}
 	// A big or risky goal, and every task under supervised autonomy: the
 	// CLI plans read-only first, and its plan comes to the owner to
 	// approve, revise or cancel before anything changes (where the
@@ -540,7 +540,7 @@ func toolTaskMessage(ctx context.Context, r *run, t taskMessageArgs) (string, er
 	if r.a.cfg.Tasks == nil {
 		return "", errNoTasks
 	}
-	told, err := r.a.cfg.Tasks.Tell(ctx, t.ID, t.Text, string(r.role))
+	told, err := r.a.cfg.Tasks.Tell(ctx, t.ID, t.Text, string(r.role), r.takeAttachments()...)
 	if err != nil {
 		return "", err
 	}

@@ -22,6 +22,20 @@ type Message struct {
 	UserID string
 	Text   string
 	At     time.Time
+	// Attachments are the files that came with it, as the channel names
+	// them: never downloaded by the channel (see package attach).
+	Attachments []Attachment
+}
+
+// Attachment is a file that came with a message.
+type Attachment struct {
+	Name string
+	// URL is where the channel serves it.
+	URL string
+	// Size is its size as the channel tells it.
+	Size int64
+	// MediaType is its type as the channel tells it (not trusted).
+	MediaType string
 }
 
 // Reply is one message Fetch sends.

@@ -18,6 +18,9 @@ type item struct {
 	// received is when Receive took it; zero for a message replayed
 	// after a restart.
 	received time.Time
+	// attachments came with it (not downloaded yet; a message replayed
+	// after a restart has none: its text names them).
+	attachments []chat.Attachment
 }
 
 // conv is the runtime of one conversation. Its goroutine (Manager.run)

@@ -113,7 +113,11 @@ func (s *session) tell(ctx context.Context, it item, id, text string) []chat.Rep
 	if r, ok := s.mayFollow(ctx, it, id); !ok {
 		return r
 	}
-	told, err := s.m.cfg.Steering.Tell(ctx, id, text, it.userID)
+	atts, refused := s.attachments(ctx, it)
+	if refused != nil {
+		return refused
+	}
+	told, err := s.m.cfg.Steering.Tell(ctx, id, text, it.userID, atts...)
 	if err != nil {
 		return []chat.Reply{chat.Text(followError(err))}
 	}
@@ -155,4 +159,31 @@ func (s *session) recentTask(ctx context.Context) bool {
 	}
 	t := ts[0]
 	return t.State.Terminal() && t.Mode == task.Work && s.m.now().Sub(t.EndedAt) < recentWindow
+}
+
+// attachments takes the message's files into Fetch's keeping; when they
+// cannot be (too big, a type not taken, a secret inside, a failed
+// download), the replies say why and nothing goes on.
+func (s *session) attachments(ctx context.Context, it item) ([]task.Attachment, []chat.Reply) {
+	if len(it.attachments) == 0 {
+		return nil, nil
+	}
+	if s.m.cfg.Attachments == nil {
+		return nil, []chat.Reply{chat.Text("I can't take files here; describe what's in them instead.")}
+	}
+	atts, err := s.m.cfg.Attachments.Fetch(ctx, it.attachments)
+	if err != nil {
+		s.m.log.Warn("attachments refused", "conversation", s.c.id, "err", err)
+		return nil, []chat.Reply{chat.Text("I didn't take your files, and nothing was sent on: " + attachError(err))}
+	}
+	return atts, nil
+}
+
+// attachError is a refused attachment as the owner reads it.
+func attachError(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, "attachment refused: "); ok {
+		return after
+	}
+	return ErrorMessage(err)
 }

@@ -35,6 +35,10 @@ type Turn struct {
 	Text           string
 	Intent         intent.Result
 	Workspace      string
+	// Attachments are the files that came with the message, kept by
+	// Fetch (downloaded, checked): a task the turn starts or tells gets
+	// them.
+	Attachments []task.Attachment
 	// Notify sends a message to the conversation at once, before the
 	// turn's replies (progress).
 	Notify func(ctx context.Context, r chat.Reply) error
@@ -51,6 +55,12 @@ type Tasks interface {
 	// its pull request and return; what happened arrives as updates.
 	RequestShip(ctx context.Context, id string) error
 	RequestPRAction(ctx context.Context, id string, a task.PRAction) error
+}
+
+// Attachments downloads and checks a message's files; an error wrapping
+// its refusal is what the owner is told, and then nothing is kept.
+type Attachments interface {
+	Fetch(ctx context.Context, atts []chat.Attachment) ([]task.Attachment, error)
 }
 
 // Shipping carries out /ship (inside the command's transaction, like
@@ -87,6 +97,9 @@ type Config struct {
 	NoAgent string
 	// Tasks is the task engine; nil when none runs.
 	Tasks Tasks
+	// Attachments takes the files that come with messages into Fetch's
+	// keeping (package attach); nil takes none (they are only named).
+	Attachments Attachments
 	// Steering answers the requests of two-way coding CLIs, shows the
 	// policy and starts /plan tasks (the task engine); nil when none.
 	Steering Steering
@@ -336,7 +349,7 @@ func (m *Manager) Receive(ctx context.Context, msg chat.Message) error {
 	if m.instincts.IsStop(text) {
 		return m.stop(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text, received: received})
 	}
-	return m.enqueue(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text, received: received})
+	return m.enqueue(ctx, c, item{msgID: id, userID: msg.UserID, role: role, text: text, received: received, attachments: msg.Attachments})
 }
 
 func isBlank(s string) bool {

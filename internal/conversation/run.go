@@ -228,6 +228,10 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 	if s.m.cfg.Agent == nil {
 		return []chat.Reply{chat.Text(s.m.cfg.NoAgent)}
 	}
+	atts, refused := s.attachments(ctx, it)
+	if refused != nil {
+		return refused
+	}
 	replies, err := s.m.cfg.Agent.Respond(ctx, Turn{
 		ConversationID: s.c.id,
 		UserID:         it.userID,
@@ -235,6 +239,7 @@ func (s *session) understand(ctx context.Context, it item, st instincts.State, p
 		Text:           it.text,
 		Intent:         res,
 		Workspace:      st.Workspace,
+		Attachments:    atts,
 		Notify: func(ctx context.Context, r chat.Reply) error {
 			_, err := s.m.out.add(ctx, s.c.id, s.c.channel, "", outProgress, r)
 			return err

@@ -28,7 +28,7 @@ type Steering interface {
 	PolicyText(ctx context.Context, workspace string, level instincts.Autonomy) (string, error)
 	// Get, Tell, Retry and Withdraw carry follow-ups (follow.go).
 	Get(ctx context.Context, id string) (task.Task, error)
-	Tell(ctx context.Context, id, text, by string) (task.Told, error)
+	Tell(ctx context.Context, id, text, by string, atts ...task.Attachment) (task.Told, error)
 	Retry(ctx context.Context, id string) error
 	Withdraw(ctx context.Context, messageID int64) (task.Message, error)
 	RemovePolicyRule(ctx context.Context, workspace, id, by string) (string, error)

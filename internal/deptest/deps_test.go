@@ -64,8 +64,11 @@ var allowed = map[string][]string{
 	// (progress.Cost), and shows every text through redact.
 	"internal/taskpage":     {"internal/task", "harness", "internal/redact", "internal/progress"},
 	"internal/conversation": {"internal/chat", "internal/store", "instincts", "intent", "modes", "internal/task", "internal/progress", "harness"},
-	"internal/term":         {"internal/chat", "internal/redact"},
-	"internal/discord":      {"internal/chat", "internal/store", "internal/redact"},
+	// attach: takes the files of the owner's messages into Fetch's data
+	// directory, checked, as the task engine keeps them.
+	"internal/attach":  {"internal/chat", "internal/task"},
+	"internal/term":    {"internal/chat", "internal/redact"},
+	"internal/discord": {"internal/chat", "internal/store", "internal/redact"},
 	// doctor: checks what Fetch needs; the probe container is the kennel's,
 	// the database's health the store's.
 	"internal/doctor":  {"kennel", "internal/store"},

@@ -34,20 +34,22 @@ func (b *Bot) onMessage(_ *discordgo.Session, m *discordgo.MessageCreate) {
 		return
 	}
 	text := m.Content
+	var atts []chat.Attachment
 	for _, a := range m.Attachments {
-		// Named, never downloaded: a file reaches the workspace only
-		// through a task.
+		// Named here, never downloaded by the channel: the runtime
+		// fetches (and checks) those a task is to get.
 		text += fmt.Sprintf("\n[attachment: %s, %d bytes]", a.Filename, a.Size)
+		atts = append(atts, chat.Attachment{Name: a.Filename, URL: a.URL, Size: int64(a.Size), MediaType: a.ContentType})
 	}
 	at := m.Timestamp
 	if at.IsZero() {
 		at = b.now()
 	}
-	b.receive(m.ChannelID, m.Author.ID, m.ID, text, at)
+	b.receive(m.ChannelID, m.Author.ID, m.ID, text, at, atts...)
 }
 
 // receive rate-limits an admitted message and hands it to the runtime.
-func (b *Bot) receive(channelID, userID, externalID, text string, at time.Time) {
+func (b *Bot) receive(channelID, userID, externalID, text string, at time.Time, atts ...chat.Attachment) {
 	ctx, rcv := b.running()
 	if rcv == nil {
 		return
@@ -65,7 +67,7 @@ func (b *Bot) receive(channelID, userID, externalID, text string, at time.Time) 
 		return
 	}
 	err := rcv.Receive(ctx, chat.Message{
-		Channel: Channel, ConversationID: conv, ExternalID: externalID, UserID: userID, Text: text, At: at,
+		Channel: Channel, ConversationID: conv, ExternalID: externalID, UserID: userID, Text: text, At: at, Attachments: atts,
 	})
 	if err != nil {
 		b.log.Error("receive", "conversation", conv, "message", externalID, "err", err)

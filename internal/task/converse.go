@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,6 +54,8 @@ type Message struct {
 	TaskID string `json:"task_id"`
 	Text   string `json:"text"`
 	State  string `json:"state"`
+	// Attachments came with it.
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
 
 // Message states.
@@ -71,9 +74,12 @@ func ValidateMessage(text string) error { return ValidateGoal(text) }
 // waits for the task's next run, which starts when this one ends; a task
 // that ended is continued with it at once. /stop overtakes: a stopped
 // task drops what waited.
-func (e *Engine) Tell(ctx context.Context, id, text, by string) (Told, error) {
+func (e *Engine) Tell(ctx context.Context, id, text, by string, atts ...Attachment) (Told, error) {
 	text = e.store.Scrub(redact.StripControl(text))
 	if err := ValidateMessage(text); err != nil {
+		return Told{}, fmt.Errorf("task: tell %s: %w", id, err)
+	}
+	if err := checkAttachments(atts); err != nil {
 		return Told{}, fmt.Errorf("task: tell %s: %w", id, err)
 	}
 	if !e.isOpen() {
@@ -87,13 +93,15 @@ func (e *Engine) Tell(ctx context.Context, id, text, by string) (Told, error) {
 		return Told{}, fmt.Errorf("task: tell %s: it answered a question and has no branch to work on; ask again instead: %w", id, ErrInvalid)
 	}
 	if t.State.Terminal() {
-		if err := e.Continue(ctx, id, text); err != nil {
+		if err := e.Continue(ctx, id, text, atts...); err != nil {
 			return Told{}, err
 		}
 		t, _ = e.Get(ctx, id)
 		return Told{How: TellContinued, Task: t}, nil
 	}
-	if t.State == Running {
+	// A message with files waits for the next run, which gets them in
+	// its CLI's own form; a running CLI takes text only.
+	if t.State == Running && len(atts) == 0 {
 		if st := e.steering.get(id); st != nil && st.ht.Mailbox != nil {
 			if err := st.ht.Mailbox.Put(text); err == nil {
 				e.logEntry(id, kindMessage, messageEvent{Text: text, How: TellSent, By: by})
@@ -101,7 +109,7 @@ func (e *Engine) Tell(ctx context.Context, id, text, by string) (Told, error) {
 			}
 		}
 	}
-	mid, err := e.queueMessage(ctx, id, text, by)
+	mid, err := e.queueMessage(ctx, id, text, by, atts)
 	if err != nil {
 		return Told{}, err
 	}
@@ -134,16 +142,19 @@ type messageEvent struct {
 // commits add to the branch; a succeeded run ships again, which updates an
 // open pull request. It fails with ErrState while the task works (Tell
 // queues then) and when its worktree is gone.
-func (e *Engine) Continue(ctx context.Context, id, text string) error {
+func (e *Engine) Continue(ctx context.Context, id, text string, atts ...Attachment) error {
 	text = e.store.Scrub(redact.StripControl(text))
 	if err := ValidateMessage(text); err != nil {
+		return fmt.Errorf("task: continue %s: %w", id, err)
+	}
+	if err := checkAttachments(atts); err != nil {
 		return fmt.Errorf("task: continue %s: %w", id, err)
 	}
 	t, err := e.continuable(ctx, id, "continue")
 	if err != nil {
 		return err
 	}
-	return e.followUp(ctx, t, followPrompt(t, text), "continued: "+firstLine(text))
+	return e.followUp(ctx, t, followPrompt(t, text), "continued: "+firstLine(text), atts...)
 }
 
 // Retry runs a failed, cancelled or unclear task again as it was asked: a
@@ -209,12 +220,12 @@ func firstLine(s string) string {
 }
 
 // queueMessage stores a message for task id's next run.
-func (e *Engine) queueMessage(ctx context.Context, id, text, by string) (int64, error) {
+func (e *Engine) queueMessage(ctx context.Context, id, text, by string, atts []Attachment) (int64, error) {
 	now := store.FormatTime(e.now())
 	var mid int64
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "INSERT INTO "+messagesTable+" (task_id, text, state, by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-			id, text, msgQueued, by, now, now)
+		res, err := tx.ExecContext(ctx, "INSERT INTO "+messagesTable+" (task_id, text, attachments, state, by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			id, text, attachmentsJSON(atts), msgQueued, by, now, now)
 		if err != nil {
 			return err
 		}
@@ -230,7 +241,7 @@ func (e *Engine) queueMessage(ctx context.Context, id, text, by string) (int64, 
 // QueuedMessages lists the messages that wait for task id's next run,
 // oldest first.
 func (e *Engine) QueuedMessages(ctx context.Context, id string) ([]Message, error) {
-	rows, err := e.db.QueryContext(ctx, "SELECT id, task_id, text, state FROM "+messagesTable+" WHERE task_id = ? AND state = ? ORDER BY id", id, msgQueued)
+	rows, err := e.db.QueryContext(ctx, "SELECT id, task_id, text, state, attachments FROM "+messagesTable+" WHERE task_id = ? AND state = ? ORDER BY id", id, msgQueued)
 	if err != nil {
 		return nil, fmt.Errorf("task: messages of %s: %w", id, err)
 	}
@@ -238,7 +249,11 @@ func (e *Engine) QueuedMessages(ctx context.Context, id string) ([]Message, erro
 	var out []Message
 	for rows.Next() {
 		var m Message
-		if err := rows.Scan(&m.ID, &m.TaskID, &m.Text, &m.State); err != nil {
+		var atts string
+		if err := rows.Scan(&m.ID, &m.TaskID, &m.Text, &m.State, &atts); err != nil {
+			return nil, fmt.Errorf("task: messages of %s: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(atts), &m.Attachments); err != nil {
 			return nil, fmt.Errorf("task: messages of %s: %w", id, err)
 		}
 		out = append(out, m)
@@ -280,7 +295,7 @@ func (e *Engine) Withdraw(ctx context.Context, messageID int64) (Message, error)
 // wait for the next run, and the owner is told.
 func (e *Engine) requeue(ctx context.Context, t Task, texts []string) {
 	for _, text := range texts {
-		mid, err := e.queueMessage(ctx, t.ID, text, "")
+		mid, err := e.queueMessage(ctx, t.ID, text, "", nil)
 		if err != nil {
 			e.log.Error("keep a message the run did not take", "task", t.ID, "err", err)
 			continue
@@ -317,11 +332,13 @@ func (e *Engine) takeMessages(ctx context.Context, t Task) bool {
 		return false
 	}
 	texts := make([]string, len(msgs))
+	var atts []Attachment
 	for i, m := range msgs {
 		texts[i] = m.Text
+		atts = append(atts, m.Attachments...)
 	}
 	text := strings.Join(texts, "\n\n")
-	if err := e.followUp(ctx, t, followPrompt(t, text), "continued: "+firstLine(text)); err != nil {
+	if err := e.followUp(ctx, t, followPrompt(t, text), "continued: "+firstLine(text), atts...); err != nil {
 		// Another caller started it (ErrState), or the workspace is
 		// busy: the messages still wait.
 		e.log.Info("the messages that wait for a task did not start its next run", "task", t.ID, "err", err)

@@ -358,6 +358,9 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	if err != nil {
 		return Task{}, fmt.Errorf("task: create: unknown harness %q (have %v): %w", req.Harness, e.cfg.Harnesses.Names(), ErrInvalid)
 	}
+	if err := checkAttachments(req.Attachments); err != nil {
+		return Task{}, fmt.Errorf("task: create: %w", err)
+	}
 	if err := harness.CheckModel(name, req.Model); err != nil {
 		return Task{}, fmt.Errorf("task: create: %w (%w)", err, ErrInvalid)
 	}
@@ -387,7 +390,7 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	now := e.now()
 	t := Task{
 		ID: e.newID(), ConversationID: req.ConversationID, Workspace: req.Workspace, Goal: req.Goal,
-		Harness: string(name), Model: req.Model, State: Queued, Mode: req.Mode, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
+		Harness: string(name), Model: req.Model, Attachments: req.Attachments, State: Queued, Mode: req.Mode, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
 	}
 	if t.Mode == Work {
 		t.Branch = workspace.BranchPrefix + t.ID

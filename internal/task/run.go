@@ -140,6 +140,14 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		// again after a restart takes none (they wait for the next).
 		ht.Mailbox = harness.NewMailbox()
 	}
+	if !attach {
+		atts, err := e.giveAttachments(ctx, t, wsPath)
+		if err != nil {
+			log.Error("give the run its attachments", "err", err)
+			return e.finish(ctx, t.unplannedIf(plan != nil), Failed, "could not give the coding CLI the files you attached: "+err.Error())
+		}
+		ht.Attachments = atts
+	}
 	if plan != nil {
 		prog, err := gitrun.Program(plan.Steps)
 		if err != nil {

@@ -245,9 +245,10 @@ func (e *Engine) Resolve(ctx context.Context, id string) error {
 // harness's session resumed when it has one): a conflict to resolve, a
 // review to address. The run ends like any other; one that succeeds ships
 // again.
-func (e *Engine) followUp(ctx context.Context, t Task, prompt, reason string) error {
+func (e *Engine) followUp(ctx context.Context, t Task, prompt, reason string, atts ...Attachment) error {
 	from := t.State
 	t.State, t.Owner, t.Error, t.ShipError = Running, e.owner, "", ""
+	t.Attachments = atts
 	t.Answer = e.store.Scrub(redact.StripControl(prompt))
 	t.RunStartedAt = e.now()
 	if err := e.save(ctx, t, from, reason); err != nil {

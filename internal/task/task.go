@@ -47,6 +47,8 @@ type Request struct {
 	// Model is the CLI's model for this task; empty for its default. A
 	// name the CLI does not take is refused (harness.CheckModel).
 	Model string
+	// Attachments are files the owner gave the task, for its first run.
+	Attachments []Attachment
 }
 
 // Task is one task as stored.
@@ -58,6 +60,9 @@ type Task struct {
 	Harness        string `json:"harness"`
 	// Model is the CLI's model; empty for the CLI's default.
 	Model string `json:"model,omitempty"`
+	// Attachments are the files the owner gave the current (or last)
+	// run.
+	Attachments []Attachment `json:"attachments,omitempty"`
 	State State  `json:"state"`
 	// Mode is Work or Ask. It is not a column of its own: an Ask task is
 	// the one stored without a branch (every Work task has one from its
@@ -152,6 +157,15 @@ func (t Task) worktree() workspace.Worktree {
 // there is nothing to record.
 func (t Task) unplanned() Task {
 	t.Worktree, t.Branch, t.Base, t.BaseBranch = "", "", "", ""
+	return t
+}
+
+// unplannedIf is t.unplanned() when cond (its worktree was to be made by
+// the run that did not start).
+func (t Task) unplannedIf(cond bool) Task {
+	if cond {
+		return t.unplanned()
+	}
 	return t
 }
 

@@ -58,6 +58,8 @@ type Discord struct {
 	inter    map[string]*DiscordInteraction
 	requests int
 	download int
+	// files are the contents of posted attachments (DiscordPost.Files), by name.
+	files    map[string][]byte
 	failures []DiscordFailure
 	limit    channelLimit
 	limited  int
@@ -110,10 +112,12 @@ type DiscordButton struct {
 	Disabled bool   `json:"disabled,omitempty"`
 }
 
-// DiscordFile is an attachment.
+// DiscordFile is an attachment: one the bot sent, or one posted with a
+// user's message (DiscordPost.Files).
 type DiscordFile struct {
-	Name string
-	Data []byte
+	Name        string
+	ContentType string
+	Data        []byte
 }
 
 // DiscordCommand is a registered application command.
@@ -458,7 +462,12 @@ func (d *Discord) serveAttachment(w http.ResponseWriter, r *http.Request) {
 	d.mu.Lock()
 	d.download++
 	d.notifyLocked()
+	data, ok := d.files[r.PathValue("name")]
 	d.mu.Unlock()
+	if ok {
+		w.Write(data)
+		return
+	}
 	io.WriteString(w, "attachment "+r.PathValue("name"))
 }
 
@@ -501,7 +510,7 @@ func readPayload(r *http.Request) (messagePayload, []DiscordFile, error) {
 				return p, nil, err
 			}
 		case strings.HasPrefix(name, "files["):
-			files = append(files, DiscordFile{Name: part.FileName(), Data: data})
+			files = append(files, DiscordFile{Name: part.FileName(), ContentType: part.Header.Get("Content-Type"), Data: data})
 		}
 	}
 	return p, files, nil

@@ -246,6 +246,8 @@ type DiscordPost struct {
 	// Attachments are file names; they are served under /attachments/
 	// and count as downloads when fetched.
 	Attachments []string
+	// Files are attachments with content, served the same way.
+	Files []DiscordFile
 }
 
 // Post delivers a MESSAGE_CREATE and returns the message id.
@@ -269,6 +271,14 @@ func (d *Discord) Post(p DiscordPost) string {
 	var atts []any
 	for i, name := range p.Attachments {
 		atts = append(atts, map[string]any{"id": p.ID + strconv.Itoa(i), "filename": name, "size": 10, "url": d.srv.URL + "/attachments/" + name})
+	}
+	for i, f := range p.Files {
+		if d.files == nil {
+			d.files = map[string][]byte{}
+		}
+		d.files[f.Name] = f.Data
+		atts = append(atts, map[string]any{"id": p.ID + "f" + strconv.Itoa(i), "filename": f.Name, "size": len(f.Data), "content_type": f.ContentType,
+			"url": d.srv.URL + "/attachments/" + f.Name})
 	}
 	if atts != nil {
 		out["attachments"] = atts

@@ -166,6 +166,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return runBatch(ctx, os.Stdin, stdout, stderr)
 	}
+	if cmd == CmdPut {
+		return putCommand(args[1:], os.Stdin, stderr)
+	}
 	if cmd == CmdPrepare {
 		return prepareCommand(ctx, args[1:], stderr)
 	}

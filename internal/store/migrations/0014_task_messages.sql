@@ -18,3 +18,7 @@ CREATE INDEX task_messages_task ON task_messages (task_id, state);
 
 -- The model a task's CLI uses; empty for the CLI's default.
 ALTER TABLE tasks ADD COLUMN model TEXT NOT NULL DEFAULT '';
+
+-- The files the owner gave the task's current run (a JSON array: name,
+-- media type, size, where Fetch keeps it).
+ALTER TABLE tasks ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';

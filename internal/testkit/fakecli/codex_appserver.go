@@ -248,6 +248,7 @@ func (a *appServer) playTurn(m appIn) {
 		Input    []struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
+			Path string `json:"path"`
 		} `json:"input"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil || a.thread == nil || p.ThreadID != a.thread.ID {
@@ -256,8 +257,17 @@ func (a *appServer) playTurn(m appIn) {
 	}
 	var text []string
 	for _, in := range p.Input {
-		if in.Type == "text" {
+		switch in.Type {
+		case "text":
 			text = append(text, in.Text)
+		case "localImage":
+			// Codex reads the picture from the path it is given.
+			data, err := os.ReadFile(in.Path)
+			if err != nil {
+				a.fail(m.ID, -32600, "cannot read image "+in.Path+": "+err.Error())
+				return
+			}
+			appendImage(fmt.Sprintf("image: %s %d bytes", in.Path, len(data)), a.stderr)
 		}
 	}
 	goal := strings.Join(text, "\n")

@@ -234,6 +234,7 @@ func (t *twoWay) firstPrompt() (string, bool) {
 			t.serve(m)
 		case "user":
 			if m.Message != nil {
+				recordImages(m.Message.Content, t.stderr)
 				return contentString(m.Message.Content), true
 			}
 		}
@@ -618,4 +619,41 @@ wait:
 	}
 	em.finish("Done what your message asked.")
 	return 0
+}
+
+// imagesFile is where the fakes record the pictures they were given in
+// their protocol's form, one line each, in the working directory: a real
+// edit, which lands on the task's branch.
+const imagesFile = "IMAGES.txt"
+
+// recordImages appends "image: MEDIA_TYPE N bytes" to imagesFile for each
+// image block of a Claude user message's content.
+func recordImages(raw json.RawMessage, stderr io.Writer) {
+	var blocks []struct {
+		Type   string `json:"type"`
+		Source struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      []byte `json:"data"`
+		} `json:"source"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return
+	}
+	for _, b := range blocks {
+		if b.Type == "image" && b.Source.Type == "base64" {
+			appendImage(fmt.Sprintf("image: %s %d bytes", b.Source.MediaType, len(b.Source.Data)), stderr)
+		}
+	}
+}
+
+// appendImage appends line to imagesFile.
+func appendImage(line string, stderr io.Writer) {
+	f, err := os.OpenFile(filepath.Join(cwd(), imagesFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "fakecli: images: %v\n", err)
+		return
+	}
+	fmt.Fprintln(f, line)
+	f.Close()
 }
