@@ -1,0 +1,104 @@
+package journey
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"os/exec"
+	"strings"
+	"testing"
+
+	cerrdefs "github.com/containerd/errdefs"
+
+	"github.com/fetch-dev/fetch/internal/testkit"
+)
+
+// TestBuildImagesWithoutIndex: scripts/build-images.sh asked for CLIs from
+// a package index it cannot reach stops before it builds anything, with a
+// line of its own that names the index and the NAME=FILE way around it.
+// The indexes are made unreachable through a proxy that refuses
+// connections, so the test never reaches the network.
+func TestBuildImagesWithoutIndex(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ clis, index, hint string }{
+		{"claude", "npm's registry", "--cli claude=FILE"},
+		{"claude,codex,cursor-agent=/bin/true", "npm's registry", "--cli claude=FILE,codex=FILE"},
+		{"aider", "PyPI", "--cli aider=FILE"},
+	} {
+		cmd := exec.Command("scripts/build-images.sh", "--kennel-only", "--kennel-image", "fetch-kennel-unreachable:never", "--cli", tc.clis)
+		cmd.Dir = repoRoot(t)
+		cmd.Env = append(os.Environ(), "https_proxy=http://127.0.0.1:1", "HTTPS_PROXY=http://127.0.0.1:1", "no_proxy=", "NO_PROXY=")
+		out, err := cmd.CombinedOutput()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if cmd.ProcessState.ExitCode() != 1 || len(lines) != 1 ||
+			!strings.HasPrefix(lines[0], "build-images: "+tc.index) || !strings.Contains(lines[0], "could not be reached") || !strings.Contains(lines[0], tc.hint) {
+			t.Errorf("--cli %s: %v, output:\n%s\nwant exit 1 and one line naming %s and %q", tc.clis, err, out, tc.index, tc.hint)
+		}
+	}
+}
+
+// TestBuildImagesFailureLeavesNothing: a kennel build that fails (here on
+// an empty base image, which has no shell for the first RUN) says so in a
+// line of its own and leaves neither the containers its steps ran in nor
+// the untagged images they made.
+func TestBuildImagesFailureLeavesNothing(t *testing.T) {
+	c := testkit.RequireDocker(t)
+	base := fmt.Sprintf("fetch-empty-firsthour:%d", os.Getpid())
+	imp := exec.Command("docker", "import", "-", base)
+	imp.Stdin = emptyTar(t)
+	if out, err := imp.CombinedOutput(); err != nil {
+		t.Fatalf("docker import: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "rmi", base).Run() })
+
+	root := repoRoot(t)
+	cmd := exec.Command("scripts/build-images.sh", "--kennel-only", "--kennel-image", base+"-kennel", "--cli", "cursor-agent=/bin/true")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "BASE="+base)
+	out, _ := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if cmd.ProcessState.ExitCode() != 1 || !strings.HasPrefix(lines[len(lines)-1], "build-images: building "+base+"-kennel from Dockerfile.kennel failed") {
+		t.Fatalf("exit %d, output:\n%s\nwant exit 1 and a last line saying the build failed", cmd.ProcessState.ExitCode(), out)
+	}
+	log, err := os.ReadFile(filepath.Join(root, "build", "Dockerfile.kennel.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var containers, images []string
+	skip := false // the next image is a FROM's base or a cached one
+	for _, l := range strings.Split(string(log), "\n") {
+		switch {
+		case strings.HasPrefix(l, " ---> Running in "):
+			containers = append(containers, strings.TrimPrefix(l, " ---> Running in "))
+		case strings.HasPrefix(l, " ---> ") && !skip && !strings.Contains(l, "Using cache"):
+			images = append(images, strings.TrimPrefix(l, " ---> "))
+		}
+		skip = strings.Contains(l, " : FROM ") || strings.Contains(l, " ---> Using cache")
+	}
+	if len(containers) == 0 || len(images) == 0 {
+		t.Fatalf("the build ran no step in a container or made no image:\n%s", log)
+	}
+	for _, id := range containers {
+		if _, err := c.ContainerInspect(t.Context(), id); !cerrdefs.IsNotFound(err) {
+			t.Errorf("the container %s of a failed step is still there (%v)", id, err)
+		}
+	}
+	for _, id := range images {
+		if _, err := c.ImageInspect(t.Context(), id); !cerrdefs.IsNotFound(err) {
+			t.Errorf("the image %s a failed build made is still there (%v)", id, err)
+		}
+	}
+}
+
+// emptyTar is a tar archive with nothing in it: the file system of an
+// image without even a shell.
+func emptyTar(t testing.TB) io.Reader {
+	var b bytes.Buffer
+	if err := tar.NewWriter(&b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
