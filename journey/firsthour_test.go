@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -101,4 +102,25 @@ func emptyTar(t testing.TB) io.Reader {
 		t.Fatal(err)
 	}
 	return &b
+}
+
+// TestJourneyReminderInPlainWords: a reminder and a schedule typed in
+// plain words are understood without the LLM, shown back with their time
+// in the owner's zone (FETCH_TIMEZONE), and the reminder arrives.
+func TestJourneyReminderInPlainWords(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.env["FETCH_TIMEZONE"] = "Asia/Kolkata"
+	w.start()
+	set := w.ask(ownerID, "remind me in 3 seconds to water the plants", regexp.MustCompile(`⏰ I'll remind you .* IST \(in 3s\): water the plants`))
+	got := w.awaitNew(w.mark(ownerID), regexp.MustCompile(`⏰ Reminder.*water the plants`), "the reminder")
+	if strings.Contains(got.Text, "Fetch was not running") {
+		t.Errorf("the reminder %q is marked late", got.Text)
+	}
+	w.ask(ownerID, "every monday at 9 summarize open PRs", regexp.MustCompile(`🔁 Scheduled "0 9 \* \* 1" \(Asia/Kolkata\); next run Mon .* 09:00 IST .*summarize open PRs`))
+	w.ask(ownerID, "/cron list", regexp.MustCompile(`0 9 \* \* 1`))
+	if n := len(w.llm.Requests()); n != 0 {
+		t.Errorf("the LLM was asked %d times; reminders in plain words need no LLM (confirmation %q)", n, set.Text)
+	}
+	w.stop()
 }
