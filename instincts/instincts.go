@@ -45,12 +45,13 @@ const (
 	// Supervised: every question reaches the owner and every task needs
 	// the owner's approval before it starts.
 	Supervised Autonomy = "supervised"
-	// Cautious (the default): every question reaches the owner; only
-	// dangerous actions need approval.
+	// Cautious (the default): routine confirmations ("shall I
+	// proceed?") are answered yes by Fetch; other questions reach the
+	// owner and dangerous actions need approval.
 	Cautious Autonomy = "cautious"
-	// Autonomous: routine confirmations ("shall I proceed?") are answered
-	// yes by Fetch. Dangerous actions and destructive questions still
-	// reach the owner.
+	// Autonomous: as Cautious, and what the coding CLI does inside the
+	// kennel runs without asking unless it is on the deny list.
+	// Destructive questions still reach the owner.
 	Autonomous Autonomy = "autonomous"
 )
 
@@ -423,7 +424,7 @@ func autonomy(args string, st State) Response {
 	case Supervised:
 		what = "I'll ask you before every task and pass every question on."
 	case Cautious:
-		what = "I'll pass every question on and ask before anything dangerous."
+		what = "I'll answer routine confirmations myself, pass other questions on and ask before anything dangerous."
 	case Autonomous:
 		what = "I'll answer routine confirmations myself; dangerous actions still need your yes."
 	}

@@ -124,3 +124,32 @@ func TestJourneyReminderInPlainWords(t *testing.T) {
 	}
 	w.stop()
 }
+
+// TestJourneyGuardConfirmsRoutineQuestions: at the default autonomy level
+// (cautious) Fetch answers its own routine "shall I go ahead?" itself and
+// only the destructive question reaches the owner; under supervised the
+// routine one reaches the owner too.
+func TestJourneyGuardConfirmsRoutineQuestions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.start()
+	const routineQ, destructiveQ = "Shall I go ahead with the cleanup?", "Shall I delete the old release branches?"
+	ask := func(id, q string) testkit.Step {
+		return testkit.Use(testkit.Call{ID: id, Name: "ask_user", Arguments: fmt.Sprintf(`{"question":%q}`, q)})
+	}
+	w.llm.Script(ask("q1", routineQ), ask("q2", destructiveQ))
+	m := w.send(ownerID, "clean up the repository's release branches")
+	w.awaitNew(m, regexp.MustCompile(regexp.QuoteMeta(destructiveQ)), "the destructive question")
+	for _, msg := range w.messages(ownerID) {
+		if strings.Contains(msg.Content, routineQ) {
+			t.Errorf("the routine question reached the owner in cautious mode: %q", msg.Content)
+		}
+	}
+	w.ask(ownerID, "/stop", regexp.MustCompile(`.`))
+
+	w.ask(ownerID, "/autonomy supervised", regexp.MustCompile(`Autonomy: supervised`))
+	w.llm.Script(ask("q3", routineQ))
+	m = w.send(ownerID, "clean up the repository's release branches")
+	w.awaitNew(m, regexp.MustCompile(regexp.QuoteMeta(routineQ)), "the routine question under supervised")
+	w.stop()
+}

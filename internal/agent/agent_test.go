@@ -468,8 +468,28 @@ func TestDestructiveQuestionReachesOwnerInAutonomousMode(t *testing.T) {
 	}
 }
 
-func TestCautiousPassesEveryQuestion(t *testing.T) {
+// TestCautiousConfirmsRoutineQuestions: at the default level the guard
+// answers a routine confirmation itself and passes a destructive one on.
+func TestCautiousConfirmsRoutineQuestions(t *testing.T) {
 	r := newRig(t, nil)
+	r.llm.Script(
+		testkit.Use(testkit.Call{ID: "q1", Name: "ask_user", Arguments: `{"question":"Shall I go ahead and start?"}`}),
+		testkit.Use(testkit.Call{ID: "q2", Name: "ask_user", Arguments: `{"question":"Shall I go ahead and force-push main?"}`}),
+	)
+	replies := r.say(intent.Action, "go")
+	if res := r.toolResults(1)["q1"]; !strings.Contains(res, "Proceed") {
+		t.Fatalf("routine confirmation not answered in cautious mode: %q", res)
+	}
+	if texts(replies) != "Shall I go ahead and force-push main?" {
+		t.Fatalf("reply %q; want the destructive question", texts(replies))
+	}
+}
+
+func TestSupervisedPassesEveryQuestion(t *testing.T) {
+	r := newRig(t, nil)
+	if err := r.db.SetAutonomy(t.Context(), conv, string(instincts.Supervised)); err != nil {
+		t.Fatal(err)
+	}
 	r.llm.Script(testkit.Use(testkit.Call{ID: "q", Name: "ask_user", Arguments: `{"question":"Shall I proceed?"}`}))
 	if got := texts(r.say(intent.Action, "go")); got != "Shall I proceed?" {
 		t.Fatalf("reply %q", got)
