@@ -3,6 +3,7 @@ package journey
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 
@@ -152,4 +154,63 @@ func TestJourneyGuardConfirmsRoutineQuestions(t *testing.T) {
 	m = w.send(ownerID, "clean up the repository's release branches")
 	w.awaitNew(m, regexp.MustCompile(regexp.QuoteMeta(routineQ)), "the routine question under supervised")
 	w.stop()
+}
+
+// TestJourneyAuditAndPrune: fetch audit prints what was decided without
+// sqlite3, as text and JSON, filtered; fetch prune (dry, then for real)
+// removes delivered messages older than FETCH_KEEP and keeps the audit
+// log.
+func TestJourneyAuditAndPrune(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.env["FETCH_TIMEZONE"] = "Asia/Kolkata"
+	if code, out, errs := w.cli("/autonomy supervised\n/clear\n", "chat"); code != 0 {
+		t.Fatalf("fetch chat: exit %d\n%s%s", code, out, errs)
+	}
+	audit := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d IST  \S+\s+autonomy\s+supervised$`)
+	code, out, errs := w.cli("", "audit")
+	if code != 0 || !audit.MatchString(out) || !strings.Contains(out, " clear ") {
+		t.Fatalf("fetch audit: exit %d\n%s%s\nwant the autonomy change and the clear, in IST", code, out, errs)
+	}
+	code, out, _ = w.cli("", "audit", "--action", "autonomy", "--since", "1h", "--json")
+	var entries []struct{ Actor, Action, Detail string }
+	if err := json.Unmarshal([]byte(out), &entries); code != 0 || err != nil || len(entries) != 1 || entries[0].Detail != "supervised" {
+		t.Fatalf("fetch audit --action autonomy --json: exit %d, %v\n%s", code, err, out)
+	}
+	if code, _, errs := w.cli("", "audit", "--limit", "-1"); code != 2 || !strings.Contains(errs, "--limit") {
+		t.Errorf("fetch audit --limit -1: exit %d, %q; want a usage error", code, errs)
+	}
+
+	// The messages are older than FETCH_KEEP a moment later.
+	w.env["FETCH_KEEP"] = "1s"
+	time.Sleep(1500 * time.Millisecond)
+	pruned := regexp.MustCompile(`^(Would prune|Pruned) what ended before .* \(FETCH_KEEP 1s\): (\d+) messages, \d+ agent turns, \d+ task events, \d+ patches\. The audit log is kept\.\n$`)
+	var counts []string
+	for _, args := range [][]string{{"prune", "--dry-run"}, {"prune"}, {"prune", "--dry-run"}} {
+		code, out, errs := w.cli("", args...)
+		m := pruned.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("fetch %v: exit %d\n%s%s", args, code, out, errs)
+		}
+		counts = append(counts, m[1]+" "+m[2])
+	}
+	if counts[0] != "Would prune 4" || counts[1] != "Pruned 4" || counts[2] != "Would prune 0" {
+		t.Errorf("prune said %q; want the 4 messages of the chat would go, went, and then none left", counts)
+	}
+	if code, out, _ := w.cli("", "audit"); code != 0 || !audit.MatchString(out) {
+		t.Errorf("fetch audit after the prune: exit %d\n%s\nwant the autonomy change still there", code, out)
+	}
+
+	// fetch serve prunes at its start.
+	if code, out, errs := w.cli("/status\n", "chat"); code != 0 {
+		t.Fatalf("fetch chat: exit %d\n%s%s", code, out, errs)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	w.watch = append(w.watch, "pruned what FETCH_KEEP no longer keeps")
+	p := w.start()
+	w.must("fetch serve to prune at its start", func() bool { return p.log.saw("pruned what FETCH_KEEP no longer keeps") })
+	w.stop()
+	if _, out, _ := w.cli("", "prune", "--dry-run"); !strings.HasPrefix(out, "Would prune what ended before") || !strings.Contains(out, ": 0 messages") {
+		t.Errorf("after fetch serve started: %q; want nothing left to prune", out)
+	}
 }

@@ -47,6 +47,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		return err
 	}
 	defer db.Close()
+	defer startPruner(ctx, cfg, db, log)()
 
 	allowed, err := discordAccess(ctx, cfg, db)
 	if err != nil {
