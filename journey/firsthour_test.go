@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +213,37 @@ func TestJourneyAuditAndPrune(t *testing.T) {
 	w.stop()
 	if _, out, _ := w.cli("", "prune", "--dry-run"); !strings.HasPrefix(out, "Would prune what ended before") || !strings.Contains(out, ": 0 messages") {
 		t.Errorf("after fetch serve started: %q; want nothing left to prune", out)
+	}
+}
+
+// TestComposeNeedsDockerGID: compose.yaml takes the Docker socket's group
+// from DOCKER_GID and, without it, stops with how to find it rather than
+// guess a group that differs between machines.
+func TestComposeNeedsDockerGID(t *testing.T) {
+	t.Parallel()
+	compose, err := exec.LookPath("docker-compose")
+	if err != nil {
+		t.Skip("no docker-compose")
+	}
+	env := filepath.Join(t.TempDir(), "fetch.env")
+	if err := os.WriteFile(env, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := func(gid string) (string, error) {
+		cmd := exec.Command(compose, "-f", "compose.yaml", "config")
+		cmd.Dir = repoRoot(t)
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "DOCKER_GID=") })
+		cmd.Env = append(cmd.Env, "FETCH_ENV_FILE="+env)
+		if gid != "" {
+			cmd.Env = append(cmd.Env, "DOCKER_GID="+gid)
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := config(""); err == nil || !strings.Contains(out, "stat -c %g /var/run/docker.sock") {
+		t.Errorf("docker-compose config without DOCKER_GID: %v\n%s\nwant a failure saying how to find the group", err, out)
+	}
+	if out, err := config("105"); err != nil || !strings.Contains(out, "- '105'") {
+		t.Errorf("docker-compose config with DOCKER_GID=105: %v\n%s\nwant group 105 added", err, out)
 	}
 }
