@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,5 +246,68 @@ func TestComposeNeedsDockerGID(t *testing.T) {
 	}
 	if out, err := config("105"); err != nil || !strings.Contains(out, "- '105'") {
 		t.Errorf("docker-compose config with DOCKER_GID=105: %v\n%s\nwant group 105 added", err, out)
+	}
+}
+
+// TestJourneyServeWaitsForDiscord: fetch serve started while Discord
+// cannot be reached stays up, says so in its log and tries again, and
+// connects once Discord answers: under a supervisor's restart policy it
+// does not exit in a loop.
+func TestJourneyServeWaitsForDiscord(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	// An address nothing listens on yet; later it forwards to the fake.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	w.env["FETCH_DISCORD_URL"] = "http://" + addr
+	const retrying = "cannot reach Discord; trying again"
+	p := startWatched(t, w.environ(), []string{retrying}, "serve")
+	// Nothing changes on the fake Discord meanwhile: the log is read.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(waitTimeout)
+	for !p.log.saw(retrying) {
+		select {
+		case <-tick.C:
+		case <-p.done:
+			t.Fatalf("fetch serve exited when Discord could not be reached: %v", p.err)
+		case <-deadline:
+			t.Fatalf("fetch serve did not say it cannot reach Discord within %s", waitTimeout)
+		}
+	}
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go forward(l, strings.TrimPrefix(w.d.URL(), "http://"))
+	w.fetch, w.starts = p, 1
+	w.d.WaitConnected(t, 1, 0)
+	w.ask(ownerID, "/status", statusRe)
+	w.stop()
+}
+
+// forward copies each connection l accepts to and from a connection to
+// the address to, until l is closed.
+func forward(l net.Listener, to string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("tcp", to)
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			go io.Copy(u, c)
+			io.Copy(c, u)
+		}()
 	}
 }
