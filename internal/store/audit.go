@@ -52,18 +52,28 @@ func (db *DB) AuditLog(ctx context.Context, conversationID string) ([]AuditEntry
 	if err != nil {
 		return nil, fmt.Errorf("store: audit log: %w", describe(err))
 	}
+	out, err := scanAudit(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit log: %w", err)
+	}
+	return out, nil
+}
+
+// scanAudit reads rows of (at, conversation_id, actor, action, detail)
+// and closes them.
+func scanAudit(rows *sql.Rows) ([]AuditEntry, error) {
 	defer rows.Close()
 	var out []AuditEntry
 	for rows.Next() {
 		var e AuditEntry
 		var at string
 		if err := rows.Scan(&at, &e.ConversationID, &e.Actor, &e.Action, &e.Detail); err != nil {
-			return nil, fmt.Errorf("store: audit log: %w", describe(err))
+			return nil, describe(err)
 		}
 		e.At = parseTime(at)
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, describe(rows.Err())
 }
 
 // AuditQuery selects audit entries: those at or after Since (all when
@@ -94,16 +104,9 @@ func (db *DB) AuditEntries(ctx context.Context, q AuditQuery) ([]AuditEntry, err
 	if err != nil {
 		return nil, fmt.Errorf("store: audit entries: %w", describe(err))
 	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
-		var e AuditEntry
-		var at string
-		if err := rows.Scan(&at, &e.ConversationID, &e.Actor, &e.Action, &e.Detail); err != nil {
-			return nil, fmt.Errorf("store: audit entries: %w", describe(err))
-		}
-		e.At = parseTime(at)
-		out = append(out, e)
+	out, err := scanAudit(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit entries: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
