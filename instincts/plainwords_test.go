@@ -13,9 +13,7 @@ import (
 // reminder whose time cannot be read gets a reply saying how to say it.
 // now is Sunday 2026-11-22 15:30 in Berlin.
 func TestPlainWords(t *testing.T) {
-	loc := berlin(t)
-	set := instincts.New()
-	st := idle()
+	set, st, loc := instincts.New(), idle(), berlin(t)
 	st.Location = loc
 	for _, tc := range []struct {
 		text  string

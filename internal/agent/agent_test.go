@@ -443,45 +443,35 @@ func TestDeleteNeedsApproval(t *testing.T) {
 	}
 }
 
-func TestDestructiveQuestionReachesOwnerInAutonomousMode(t *testing.T) {
-	r := newRig(t, nil)
-	if err := r.db.SetAutonomy(t.Context(), conv, string(instincts.Autonomous)); err != nil {
-		t.Fatal(err)
-	}
-	r.llm.Script(
-		testkit.Use(testkit.Call{ID: "q1", Name: "ask_user", Arguments: `{"question":"Shall I proceed with the plan?"}`}),
-		testkit.Use(testkit.Call{ID: "q2", Name: "ask_user", Arguments: `{"question":"Should I delete workspace demo?"}`}),
-	)
-	replies := r.say(intent.Action, "clean up")
-	if res := r.toolResults(1)["q1"]; !strings.Contains(res, "Proceed") {
-		t.Fatalf("routine confirmation not answered in autonomous mode: %q", res)
-	}
-	if texts(replies) != "Should I delete workspace demo?" {
-		t.Fatalf("reply %q; want the destructive question", texts(replies))
-	}
-	p, err := r.db.OpenPrompt(t.Context(), conv)
-	if err != nil || p.Kind != store.Question || p.Body != "Should I delete workspace demo?" {
-		t.Fatalf("prompt %+v, %v", p, err)
-	}
-	if !r.promptOpen(store.Question) {
-		t.Fatal("no question open")
-	}
-}
-
-// TestCautiousConfirmsRoutineQuestions: at the default level the guard
-// answers a routine confirmation itself and passes a destructive one on.
-func TestCautiousConfirmsRoutineQuestions(t *testing.T) {
-	r := newRig(t, nil)
-	r.llm.Script(
-		testkit.Use(testkit.Call{ID: "q1", Name: "ask_user", Arguments: `{"question":"Shall I go ahead and start?"}`}),
-		testkit.Use(testkit.Call{ID: "q2", Name: "ask_user", Arguments: `{"question":"Shall I go ahead and force-push main?"}`}),
-	)
-	replies := r.say(intent.Action, "go")
-	if res := r.toolResults(1)["q1"]; !strings.Contains(res, "Proceed") {
-		t.Fatalf("routine confirmation not answered in cautious mode: %q", res)
-	}
-	if texts(replies) != "Shall I go ahead and force-push main?" {
-		t.Fatalf("reply %q; want the destructive question", texts(replies))
+// TestGuardAnswersRoutineQuestionsOnly: in every level but supervised the
+// guard answers a routine confirmation itself and passes a destructive
+// question on to the owner.
+func TestGuardAnswersRoutineQuestionsOnly(t *testing.T) {
+	for _, level := range []instincts.Autonomy{instincts.Autonomous, instincts.Cautious} {
+		t.Run(string(level), func(t *testing.T) {
+			r := newRig(t, nil)
+			if err := r.db.SetAutonomy(t.Context(), conv, string(level)); err != nil {
+				t.Fatal(err)
+			}
+			r.llm.Script(
+				testkit.Use(testkit.Call{ID: "q1", Name: "ask_user", Arguments: `{"question":"Shall I proceed with the plan?"}`}),
+				testkit.Use(testkit.Call{ID: "q2", Name: "ask_user", Arguments: `{"question":"Should I delete workspace demo?"}`}),
+			)
+			replies := r.say(intent.Action, "clean up")
+			if res := r.toolResults(1)["q1"]; !strings.Contains(res, "Proceed") {
+				t.Fatalf("routine confirmation not answered: %q", res)
+			}
+			if texts(replies) != "Should I delete workspace demo?" {
+				t.Fatalf("reply %q; want the destructive question", texts(replies))
+			}
+			p, err := r.db.OpenPrompt(t.Context(), conv)
+			if err != nil || p.Kind != store.Question || p.Body != "Should I delete workspace demo?" {
+				t.Fatalf("prompt %+v, %v", p, err)
+			}
+			if !r.promptOpen(store.Question) {
+				t.Fatal("no question open")
+			}
+		})
 	}
 }
 
