@@ -6,7 +6,10 @@
 // workspace's runs may reach, the runtime carries out),
 // and the reading of /remind, /schedule, /cron and /watch: their times and
 // cron specs are parsed here (ParseWhen, ParseSpec) and handed on in the
-// Response as a Job for the runtime to store.
+// Response as a Job for the runtime to store. Reminders and schedules
+// in plain words ("remind me tomorrow at 9 to check the deploy", "every
+// monday at 9 summarize open PRs") are read by the same parsers into the
+// same Jobs (plainwords.go); what only looks like one is left alone.
 //
 // An instinct sees only the message text and a State snapshot, and returns
 // the reply text and an Effect for the conversation runtime to carry out

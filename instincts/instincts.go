@@ -45,12 +45,13 @@ const (
 	// Supervised: every question reaches the owner and every task needs
 	// the owner's approval before it starts.
 	Supervised Autonomy = "supervised"
-	// Cautious (the default): every question reaches the owner; only
-	// dangerous actions need approval.
+	// Cautious (the default): routine confirmations ("shall I
+	// proceed?") are answered yes by Fetch; other questions reach the
+	// owner and dangerous actions need approval.
 	Cautious Autonomy = "cautious"
-	// Autonomous: routine confirmations ("shall I proceed?") are answered
-	// yes by Fetch. Dangerous actions and destructive questions still
-	// reach the owner.
+	// Autonomous: as Cautious, and what the coding CLI does inside the
+	// kennel runs without asking unless it is on the deny list.
+	// Destructive questions still reach the owner.
 	Autonomous Autonomy = "autonomous"
 )
 
@@ -213,8 +214,8 @@ func New() *Set {
 		{"commands", "/commands", "the command names", "the list of commands", s.commandList},
 		{"approve", "/approve", "approve what waits (also: yes)", "approve what Fetch is waiting on (also: yes)", func(_ string, st State) Response { return answer("yes", st) }},
 		{"deny", "/deny", "deny what waits (also: no)", "deny what Fetch is waiting on (also: no)", func(_ string, st State) Response { return answer("no", st) }},
-		{"remind", "/remind", "a one-time reminder", "a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup", remind},
-		{"schedule", "/schedule", "a recurring job or reminder", `a recurring job: /schedule "0 9 * * 1-5" summarize open PRs (runs it as a request), /schedule "30 17 * * 5" remind weekly report (only reminds)`, schedule},
+		{"remind", "/remind", "a one-time reminder", "a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup, /remind on friday at 17:00 report; or in plain words: remind me tomorrow at 9 to check the deploy", remind},
+		{"schedule", "/schedule", "a recurring job or reminder", `a recurring job: /schedule "0 9 * * 1-5" summarize open PRs (runs it as a request), /schedule "30 17 * * 5" remind weekly report (only reminds); or in plain words: every monday at 9 summarize open PRs, every weekday at 17:30 remind me to stretch`, schedule},
 		{"cron", "/cron", "your reminders and schedules", "your reminders and schedules: /cron list, /cron remove ID, /cron pause ID, /cron resume ID", cronCommand},
 		{"watch", "/watch", "changes and upstream news of a workspace", "/watch on|off [WORKSPACE]: tell you when files change there or its branch falls behind upstream", watch},
 		{"ship", "/ship", "how a workspace's work ships", "/ship [WORKSPACE] [pr-required|autonomous|local]: show or set how a workspace's finished work ships", ship},
@@ -272,7 +273,7 @@ func (s *Set) Match(text string, st State) (Response, bool) {
 	if s.no.MatchString(t) {
 		return answer("no", st), true
 	}
-	return Response{}, false
+	return plainWords(t, st)
 }
 
 // help lists the commands a line each, short enough for one Discord
@@ -426,7 +427,7 @@ func autonomy(args string, st State) Response {
 	case Supervised:
 		what = "I'll ask you before every task and pass every question on."
 	case Cautious:
-		what = "I'll pass every question on and ask before anything dangerous."
+		what = "I'll answer routine confirmations myself, pass other questions on and ask before anything dangerous."
 	case Autonomous:
 		what = "I'll answer routine confirmations myself; dangerous actions still need your yes."
 	}

@@ -57,7 +57,7 @@ func TestInstincts(t *testing.T) {
 		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /pr /use /allow /hosts /plan /policy /continue /retry /withdraw /req"},
 		{"help", "/help", idle(), "help", instincts.None, "/status — what runs, what waits for you, today's spend\n"},
 		{"help one command", "/help status", idle(), "help", instincts.None, "/status — mode, workspace, running task, autonomy, what waits for you and the LLM budget left"},
-		{"help one command with its slash", "/help /Remind", idle(), "help", instincts.None, "/remind — a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup"},
+		{"help one command with its slash", "/help /Remind", idle(), "help", instincts.None, "/remind — a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup, /remind on friday at 17:00 report; or in plain words: remind me tomorrow at 9 to check the deploy"},
 		{"help an unknown command", "/help frob", idle(), "help", instincts.None, `I don't know the command "/frob". Send /help to see what I understand.`},
 		{"yes nothing", "yes", idle(), "yes", instincts.None, "Nothing is waiting for a yes or no right now."},
 		{"no nothing", "no", idle(), "no", instincts.None, "Nothing is waiting for a yes or no right now."},

@@ -43,39 +43,33 @@ func remind(args string, st State) Response {
 		return Response{Instinct: "remind", Reply: whenExample}
 	}
 	at, text, err := ParseWhen(args, st.Now, loc)
-	if err == nil && strings.TrimSpace(text) == "" {
-		err = errNoText
-	}
 	if err != nil {
 		return Response{Instinct: "remind", Reply: whenProblem(err, loc)}
 	}
-	if n := len([]rune(text)); n > maxJobText {
-		return Response{Instinct: "remind", Reply: fmt.Sprintf("That reminder is %d characters long; keep it under %d.", n, maxJobText)}
-	}
-	return Response{
-		Instinct: "remind",
-		Effect:   Remind,
-		Job:      Job{Kind: Reminder, Text: text, At: at, Next: at},
-		Reply:    fmt.Sprintf("⏰ I'll remind you %s (in %s): %s", at.In(loc).Format(timeLayout), elapsed(at.Sub(st.Now).Round(time.Second)), text),
-	}
+	return reminder(at, text, st)
 }
 
 // remindWord marks a schedule that only reminds: /schedule "…" remind TEXT.
 var remindWord = regexp.MustCompile(`(?i)^remind(?:\s+me)?(?:\s*:\s*|\s+|$)`)
 
 func schedule(args string, st State) Response {
-	loc := st.location()
 	spec, text, ok := splitSpec(args)
 	if !ok {
 		return Response{Instinct: "schedule", Reply: scheduleExample}
 	}
-	sched, err := ParseSpec(spec)
-	if err != nil {
-		return Response{Instinct: "schedule", Reply: fmt.Sprintf("I could not read that cron spec: %v.\n%s", err, scheduleExample)}
-	}
 	kind := Run
 	if m := remindWord.FindString(text); m != "" {
 		kind, text = Reminder, strings.TrimSpace(text[len(m):])
+	}
+	return scheduled(spec, kind, text, st)
+}
+
+// scheduled is the reply and job of a schedule of spec doing text.
+func scheduled(spec string, kind JobKind, text string, st State) Response {
+	loc := st.location()
+	sched, err := ParseSpec(spec)
+	if err != nil {
+		return Response{Instinct: "schedule", Reply: fmt.Sprintf("I could not read that cron spec: %v.\n%s", err, scheduleExample)}
 	}
 	switch n := len([]rune(text)); {
 	case n == 0:

@@ -20,12 +20,19 @@ var (
 	errBadClock = errors.New("bad clock time")
 )
 
-// ParseWhen reads the time at the start of s — "in 20m", "in 2 hours",
-// "at 18:30", "at 6pm", "tomorrow 9am", "today at 17:00",
-// "on 2026-12-24 9:00" — in loc, relative to now, and returns it with the
-// rest of s. Times at or before now, and more than a year ahead, are
-// errors; it never returns a zero time without an error.
+// ParseWhen reads the time at the start of s — "in 20m", "20m", "in 2
+// hours", "at 18:30", "at 6pm", "tomorrow 9am", "today at 17:00", "on
+// friday at 9am", "next monday 10:00", "on 2026-12-24 9:00" — in loc,
+// relative to now, and returns it with the rest of s. Times at or before
+// now, and more than a year ahead, are errors; it never returns a zero
+// time without an error.
 func ParseWhen(s string, now time.Time, loc *time.Location) (time.Time, string, error) {
+	return parseWhen(s, now, loc, false)
+}
+
+// parseWhen is ParseWhen; with bareHour a bare number is an hour of the
+// day ("tomorrow at 9"), as people write in plain words.
+func parseWhen(s string, now time.Time, loc *time.Location, bareHour bool) (time.Time, string, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -46,12 +53,20 @@ func ParseWhen(s string, now time.Time, loc *time.Location) (time.Time, string, 
 			at = now.Add(d)
 		}
 	case "at":
-		at, n, err = parseDay(words[1:], now, loc)
+		at, n, err = parseDay(words[1:], now, loc, bareHour)
 		n++
-	case "today", "tomorrow", "on":
-		at, n, err = parseDay(words, now, loc)
+	case "today", "tomorrow", "on", "next":
+		at, n, err = parseDay(words, now, loc, bareHour)
 	default:
-		return time.Time{}, "", errNoTime
+		if _, ok := weekday(words[0]); ok {
+			at, n, err = parseDay(words, now, loc, bareHour)
+			break
+		}
+		// A bare duration: /remind 5m check tests.
+		var d time.Duration
+		if d, n, err = parseDuration(words); err == nil {
+			at = now.Add(d)
+		}
 	}
 	if err != nil {
 		return time.Time{}, "", err
@@ -65,13 +80,32 @@ func ParseWhen(s string, now time.Time, loc *time.Location) (time.Time, string, 
 	return at, strings.Join(words[n:], " "), nil
 }
 
-// parseDay reads [today|tomorrow|on DATE|DATE] [at] CLOCK, or a bare
-// CLOCK meaning today, and returns how many words it used.
-func parseDay(words []string, now time.Time, loc *time.Location) (time.Time, int, error) {
+// parseDay reads [today|tomorrow|on DATE|DATE|[on|next] WEEKDAY] [at]
+// CLOCK, or a bare CLOCK meaning today, and returns how many words it
+// used. A weekday is its next one: today when the time is still ahead,
+// a week on with "next" or when it is past.
+func parseDay(words []string, now time.Time, loc *time.Location, bareHour bool) (time.Time, int, error) {
 	y, m, d := now.Date()
 	n := 0
+	days := -1 // days ahead to a weekday; -1 when none was named
 	if n < len(words) {
-		switch w := strings.ToLower(words[n]); {
+		w := strings.ToLower(words[n])
+		next := false
+		if (w == "on" || w == "next") && n+1 < len(words) {
+			if _, ok := weekday(words[n+1]); ok {
+				next = w == "next"
+				n++
+				w = strings.ToLower(words[n])
+			}
+		}
+		switch wd, isDay := weekday(w); {
+		case isDay:
+			days = (int(wd) - int(now.Weekday()) + 7) % 7
+			if next && days == 0 {
+				days = 7
+			}
+			y, m, d = now.AddDate(0, 0, days).Date()
+			n++
 		case w == "today":
 			n++
 		case w == "tomorrow":
@@ -98,20 +132,46 @@ func parseDay(words []string, now time.Time, loc *time.Location) (time.Time, int
 	if n >= len(words) {
 		return time.Time{}, 0, errNoTime
 	}
-	h, mi, used, err := parseClock(words[n:])
+	h, mi, used, err := parseClock(words[n:], bareHour)
 	if err != nil {
 		return time.Time{}, 0, err
 	}
-	return time.Date(y, m, d, h, mi, 0, 0, loc), n + used, nil
+	at := time.Date(y, m, d, h, mi, 0, 0, loc)
+	if days == 0 && !at.After(now) {
+		at = at.AddDate(0, 0, 7)
+	}
+	return at, n + used, nil
+}
+
+// weekdays are the days' names and their short forms.
+var weekdays = map[string]time.Weekday{
+	"sunday": time.Sunday, "sun": time.Sunday,
+	"monday": time.Monday, "mon": time.Monday,
+	"tuesday": time.Tuesday, "tue": time.Tuesday, "tues": time.Tuesday,
+	"wednesday": time.Wednesday, "wed": time.Wednesday,
+	"thursday": time.Thursday, "thu": time.Thursday, "thur": time.Thursday, "thurs": time.Thursday,
+	"friday": time.Friday, "fri": time.Friday,
+	"saturday": time.Saturday, "sat": time.Saturday,
+}
+
+// weekday reads a day's name ("monday", "Fri", "mondays").
+func weekday(w string) (time.Weekday, bool) {
+	w = strings.ToLower(strings.TrimRight(w, ","))
+	if d, ok := weekdays[w]; ok {
+		return d, true
+	}
+	d, ok := weekdays[strings.TrimSuffix(w, "s")]
+	return d, ok && strings.HasSuffix(w, "days")
 }
 
 func isDate(w string) bool {
 	return len(w) == 10 && w[4] == '-' && w[7] == '-'
 }
 
-// parseClock reads "18:30", "9", "9am", "9:30pm" or "9 am" and returns
-// the hour and minute and how many words it used.
-func parseClock(words []string) (hour, minute, used int, err error) {
+// parseClock reads "18:30", "9am", "9:30pm" or "9 am" (and, with
+// bareHour, "9") and returns the hour and minute and how many words it
+// used.
+func parseClock(words []string, bareHour bool) (hour, minute, used int, err error) {
 	w := strings.ToLower(words[0])
 	used = 1
 	suffix := ""
@@ -137,7 +197,7 @@ func parseClock(words []string) (hour, minute, used int, err error) {
 		if minute, err = smallInt(ms, 2); err != nil || minute > 59 {
 			return 0, 0, 0, errBadClock
 		}
-	} else if suffix == "" {
+	} else if suffix == "" && !bareHour {
 		// A bare number is not a time ("at 5 people").
 		return 0, 0, 0, errBadClock
 	}

@@ -27,6 +27,9 @@
 //     words mean something else without a proposal.
 //  3. social: the whole message is greetings, thanks, farewells, laughter,
 //     compliments or small talk, in several languages (Conversation).
+//     Then reminder: "remind me tomorrow at 9 to check the deploy", "every
+//     monday at 9 summarize open PRs" ask for something later (Action; the
+//     instincts read such a message first and save it when its time reads).
 //  4. hypothetical, suggestion: "what if we switched to X, would that help?"
 //     asks (Inquiry); "what if you add X", "how about adding X", "why don't
 //     you X" propose work (Action). Before the question rules, which would

@@ -29,6 +29,13 @@ func ruleSpecs() []ruleSpec {
 		{"social", Conversation, always, short, `^{sep}*(?:(?:{social}|\p{So}){e})+$`},
 
 		// Body: the message after its greetings and discourse markers.
+		// A reminder or a schedule in plain words ("remind me tomorrow at 9
+		// to …", "every monday at 9 summarize open PRs") asks Fetch to do
+		// something later, before any question rule reads its words.
+		{"reminder", Action, always, body,
+			`^(?:remind me (?:to|that|about|of|in|at|on|tomorrow|today|tonight|every|each|next){b}` +
+				`|(?:set|create|add|make|schedule) (?:me )?(?:a |an )?(?:reminder|recurring (?:job|reminder|task)){b}` +
+				`|(?:every|each) (?:day|weekday|morning|evening|hour|week|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?{b})`},
 		{"hypothetical", Inquiry, always, body,
 			`^what (?:(?:if|happens if|would happen if){b}.*[\s,](?:would|will|could|does|do|did|is) (?:that|it|this|things|we){b}` +
 				`|(?:happens|would happen) if{b})`},

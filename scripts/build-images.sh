@@ -4,7 +4,7 @@
 # name) and fetch (Dockerfile: Fetch itself, for Docker Compose).
 usage() {
   cat <<'EOF'
-Usage: scripts/build-images.sh [--cli LIST] [--kennel-only] [--kennel-image NAME] [TAG]
+Usage: scripts/build-images.sh [--cli LIST] [--kennel-only] [--kennel-image NAME] [--dry-run] [TAG]
 
 Builds fetch-kennel:TAG (the sandbox the coding CLIs run in) and, unless
 --kennel-only, fetch:TAG (Fetch itself, for compose.yaml). TAG is latest
@@ -20,6 +20,12 @@ by default.
                        fetch serve and fetch task run outside Compose)
   --kennel-image NAME  name the kennel image NAME instead of fetch-kennel:TAG
                        (then set FETCH_KENNEL_IMAGE=NAME)
+  --dry-run            check the arguments and say what would be built;
+                       build nothing
+
+CLIs from npm (all but aider) need https://registry.npmjs.org reachable,
+aider needs https://pypi.org: without them, give the executable with
+NAME=FILE. A failed build leaves no container and no untagged image.
 
 Environment:
   BASE   the base image of both, Debian-based (default fetch-base:bookworm,
@@ -41,6 +47,7 @@ cd "$(dirname "$0")/.."
 clis=${CLIS:-}
 kennel_only=
 kennel_image=
+dry_run=
 tag=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,6 +56,7 @@ while [ $# -gt 0 ]; do
            clis=$2; shift 2 ;;
     --cli=*) clis=${1#--cli=}; shift ;;
     --kennel-only) kennel_only=1; shift ;;
+    --dry-run) dry_run=1; shift ;;
     --kennel-image) [ $# -ge 2 ] || { echo "build-images: --kennel-image needs a name" >&2; exit 2; }
                     kennel_image=$2; shift 2 ;;
     --kennel-image=*) kennel_image=${1#--kennel-image=}; shift ;;
@@ -64,9 +72,11 @@ base=${BASE:-fetch-base:bookworm}
 # The CLIs: names for the package managers, NAME=FILE copied from here.
 packaged=""
 files=build/clis
-rm -rf "$files"
-mkdir -p "$files"
-touch "$files/.keep"
+if [ -z "$dry_run" ]; then
+  rm -rf "$files"
+  mkdir -p "$files"
+  touch "$files/.keep"
+fi
 for c in ${clis//,/ }; do
   name=${c%%=*}
   case "$name" in
@@ -78,7 +88,7 @@ for c in ${clis//,/ }; do
     if [ ! -f "$file" ] || [ ! -x "$file" ]; then
       echo "build-images: $name=$file: not an executable file" >&2; exit 2
     fi
-    cp "$file" "$files/$name"
+    [ -n "$dry_run" ] || cp "$file" "$files/$name"
   elif [ "$name" = cursor-agent ]; then
     echo "build-images: cursor-agent has no package Fetch installs; give its executable: --cli cursor-agent=FILE" >&2; exit 2
   else
@@ -86,12 +96,62 @@ for c in ${clis//,/ }; do
   fi
 done
 
+installed=$(printf '%s' "${clis//,/ }" | sed 's/=[^ ]*//g')
+if [ -n "$dry_run" ]; then
+  echo "build-images: would build $kennel_image on $base, with CLIs: ${installed:-none}${kennel_only:+ (kennel only)}"
+  [ -n "$kennel_only" ] || echo "build-images: would build fetch:$tag on $base"
+  exit 0
+fi
+
+# reachable URL WHAT CLIS: the package index the build installs CLIS from
+# answers, or the build stops here, before it starts, with what to do.
+reachable() {
+  command -v curl >/dev/null 2>&1 || return 0
+  curl -fsS --max-time 20 -o /dev/null "$1" 2>/dev/null && return 0
+  local hint=
+  for n in $3; do hint="$hint,$n=FILE"; done
+  echo "build-images: $2 ($1) could not be reached from here, so $3 cannot be installed from it; give each CLI's executable instead: --cli ${hint#,} (e.g. --cli claude=\$(command -v claude))" >&2
+  exit 1
+}
+npm_clis=
+pypi_clis=
+for name in $packaged; do
+  case "$name" in
+    aider) pypi_clis="$pypi_clis $name" ;;
+    *) npm_clis="$npm_clis $name" ;;
+  esac
+done
+[ -z "$npm_clis" ] || reachable https://registry.npmjs.org/-/ping "npm's registry" "${npm_clis# }"
+[ -z "$pypi_clis" ] || reachable https://pypi.org/simple/aider-chat/ "PyPI" "${pypi_clis# }"
+
+# build FILE IMAGE ARGS...: docker build, its output kept in build/FILE.log.
+# A failed build leaves nothing behind: --force-rm removes its containers
+# and the untagged images its steps made are removed (with the untagged
+# parents they alone held); its last lines and our own say what failed.
+build() {
+  local dockerfile=$1 image=$2 log=build/$1.log
+  shift 2
+  if docker build --force-rm -f "$dockerfile" "$@" -t "$image" . >"$log" 2>&1; then
+    return 0
+  fi
+  local made
+  # The images a step made: not a FROM's base, not a step's cached image;
+  # of those, the last, if still untagged, holds the others.
+  made=$(awk '/^Step [0-9]+\/[0-9]+ : FROM / || /^ ---> Using cache/ {skip=1; next}
+              /^ ---> [0-9a-f]+$/ {if (!skip) print $2; skip=0; next} {skip=0}' "$log" | tail -n 1)
+  if [ -n "$made" ] && [ "$(docker image inspect -f '{{len .RepoTags}}' "$made" 2>/dev/null)" = 0 ]; then
+    docker rmi "$made" >/dev/null 2>&1 || true
+  fi
+  tail -n 20 "$log" >&2
+  echo "build-images: building $image from $dockerfile failed (the whole output is in $log)" >&2
+  exit 1
+}
+
 if [ "$base" = fetch-base:bookworm ]; then
   scripts/kennel-base.sh "$base"
 fi
 CGO_ENABLED=0 go build -trimpath -o build/fetch-shim ./cmd/fetch-shim
-docker build -q -f Dockerfile.kennel --build-arg BASE="$base" --build-arg CLIS="${packaged# }" \
-  -t "$kennel_image" . >/dev/null
+build Dockerfile.kennel "$kennel_image" --build-arg BASE="$base" --build-arg CLIS="${packaged# }"
 # The kennel starts and has its shim and the CLIs asked for.
 docker run --rm --network none --entrypoint /usr/local/bin/fetch-shim "$kennel_image" ps --state /nonexistent >/dev/null
 for c in ${clis//,/ }; do
@@ -99,13 +159,12 @@ for c in ${clis//,/ }; do
   docker run --rm --network none --entrypoint /bin/sh "$kennel_image" -c 'command -v "$1" >/dev/null' sh "$name" ||
     { echo "build-images: $name is missing from $kennel_image" >&2; exit 1; }
 done
-installed=$(printf '%s' "${clis//,/ }" | sed 's/=[^ ]*//g')
 echo "build-images: $kennel_image on $base, with CLIs: ${installed:-none}"
 
 if [ -z "$kennel_only" ]; then
   CGO_ENABLED=1 go build -trimpath -tags 'osusergo netgo sqlite_omit_load_extension' \
     -ldflags '-linkmode external -extldflags -static' -o build/fetch ./cmd/fetch
-  docker build -q -f Dockerfile --build-arg BASE="$base" -t "fetch:$tag" . >/dev/null
+  build Dockerfile "fetch:$tag" --build-arg BASE="$base"
   docker run --rm "fetch:$tag" version
   echo "build-images: fetch:$tag on $base"
 fi

@@ -44,6 +44,7 @@ const (
 	envMetricsAddr  = "FETCH_METRICS_ADDR"
 	envEgress       = "FETCH_EGRESS"
 	envEgressNets   = "FETCH_EGRESS_NETWORKS"
+	envKeep         = "FETCH_KEEP"
 
 	envMaxRounds       = "FETCH_MAX_ROUNDS"
 	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
@@ -113,6 +114,9 @@ const configHelp = `Configuration (environment):
   FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
   FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)
   FETCH_TIMEZONE       the owner's time zone for /remind and /schedule, e.g. Europe/Berlin (default: the system's)
+  FETCH_KEEP           how long delivered messages and ended tasks' events and patches are kept, e.g. 90d
+                       or 720h; 0 keeps them forever (default 90d; the audit log is always kept). fetch serve
+                       prunes at start and daily, fetch prune on demand
   FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
   FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude): claude, codex,
                        gemini, copilot, opencode, qwen, aider or cursor (the CLI must be in the kennel image)
@@ -209,6 +213,9 @@ type Config struct {
 	Secrets []string
 	// Location is the owner's time zone.
 	Location *time.Location
+	// Keep is how long what is done with is kept (FETCH_KEEP); 0 keeps
+	// it forever.
+	Keep time.Duration
 	// GitInterval is how often watched workspaces fetch their upstream.
 	GitInterval time.Duration
 	// Harness is the default coding CLI; TaskTimeout bounds a task run;
@@ -284,6 +291,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		RatePer:      60 * time.Second,
 		Location:     time.Local,
 		GitInterval:  5 * time.Minute,
+		Keep:         defaultKeep,
 		Harness:      or(strings.TrimSpace(getenv(envHarness)), "claude"),
 		TaskTimeout:  30 * time.Minute,
 		MaxTasks:     4,
@@ -384,6 +392,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a time zone such as Europe/Berlin or UTC, got %q", envTimezone, v))
 		} else {
 			c.Location = loc
+		}
+	}
+	if v := strings.TrimSpace(getenv(envKeep)); v != "" {
+		d, err := parseDays(v)
+		if err != nil || d < 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a duration such as 90d, 720h or 0, got %q", envKeep, v))
+		} else {
+			c.Keep = d
 		}
 	}
 	if v := strings.TrimSpace(getenv(envGitInterval)); v != "" {
@@ -609,3 +625,19 @@ func or(v, def string) string {
 }
 
 var errUsage = errors.New("usage")
+
+// defaultKeep is FETCH_KEEP's default: 90 days.
+const defaultKeep = 90 * 24 * time.Hour
+
+// parseDays reads a duration that may be given in days ("90d") as well as
+// as Go writes them ("720h").
+func parseDays(v string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > 100*366 {
+			return 0, fmt.Errorf("bad number of days %q", n)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(v)
+}

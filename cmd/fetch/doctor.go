@@ -106,7 +106,7 @@ func checkAll(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Repor
 	var prober doctor.Prober
 	if ok {
 		ictx, cancel := context.WithTimeout(ctx, doctorCheckTimeout)
-		img := doctor.ImageCheck(ictx, local, cfg.KennelImage)
+		img := doctor.ImageCheck(ictx, local, cfg.KennelImage, doctor.Defaults(hs)...)
 		cancel()
 		r.Add(img)
 		if img.Status == doctor.OK {
@@ -280,16 +280,17 @@ func (o openRouterKey) KeyInfo(ctx context.Context) (doctor.KeyInfo, error) {
 // Fetch: commands and chat work without Docker or keys.
 func warnNotReady(ctx context.Context, cfg Config, w io.Writer) {
 	var r doctor.Report
+	hs := doctorHarnesses(cfg)
 	r.Add(doctor.DataDirCheck(cfg.DataDir))
 	ectx, cancel := context.WithTimeout(ctx, fastCheckTimeout)
 	if local, err := kennel.Dial(ectx, kennel.EngineSpec{Name: localEngine, Kind: kennel.EngineLocal}, cfg.Dial); err != nil {
 		r.Add(doctor.EngineUnreachable(localEngine, err))
 	} else {
-		r.Add(doctor.ImageCheck(ectx, local, cfg.KennelImage))
+		r.Add(doctor.ImageCheck(ectx, local, cfg.KennelImage, doctor.Defaults(hs)...))
 		local.Close()
 	}
 	cancel()
-	r.Add(doctor.KeyChecks(doctorHarnesses(cfg), nil)...)
+	r.Add(doctor.KeyChecks(hs, nil)...)
 	s := r.Summary()
 	if s == "" {
 		return

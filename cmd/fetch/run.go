@@ -45,6 +45,8 @@ Usage:
   fetch task       run, list, show, follow and cancel coding tasks (fetch task help)
   fetch doctor     check everything Fetch needs and say how to fix what is missing
   fetch page       print a signed link to the task page (the list, or one task)
+  fetch audit      print the audit log: decisions, approvals and who made them
+  fetch prune      remove old delivered messages and ended tasks' events and patches (FETCH_KEEP)
   fetch workspace  add, clone, list, show and remove workspaces (fetch workspace help)
   fetch version    print the version
   fetch help       show this help
@@ -116,6 +118,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		err = runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "page":
 		err = runPage(rest, getenv, stdout)
+	case "audit":
+		err = runAudit(ctx, rest, getenv, stdout, stderr)
+	case "prune":
+		err = runPrune(ctx, rest, getenv, stdout, stderr)
 	case "workspace", "workspaces", "ws":
 		cmd = "workspace"
 		err = runWorkspace(ctx, rest, getenv, stdin, stdout, stderr)

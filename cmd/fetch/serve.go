@@ -20,7 +20,9 @@ Run Fetch as a Discord bot. The owner (FETCH_OWNER_ID) and the users in
 FETCH_ALLOWED_IDS talk to it in direct messages; everything else on
 Discord is ignored. Replies that could not be delivered go out once at the
 next start. Logs go to stderr, with secrets redacted. Stop it with
-SIGINT or SIGTERM.
+SIGINT or SIGTERM. When Discord cannot be reached at start, it says so
+in the log and tries again (after 1s, 2s, … up to a minute apart) rather
+than exit; a token Discord refuses ends it.
 
 With FETCH_PAGE_ADDR set (such as 8686: on 127.0.0.1), it also serves the
 read-only task page; each task's result carries a signed link to it (see
@@ -47,6 +49,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		return err
 	}
 	defer db.Close()
+	defer startPruner(ctx, cfg, db, log)()
 
 	allowed, err := discordAccess(ctx, cfg, db)
 	if err != nil {

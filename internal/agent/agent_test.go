@@ -443,33 +443,43 @@ func TestDeleteNeedsApproval(t *testing.T) {
 	}
 }
 
-func TestDestructiveQuestionReachesOwnerInAutonomousMode(t *testing.T) {
-	r := newRig(t, nil)
-	if err := r.db.SetAutonomy(t.Context(), conv, string(instincts.Autonomous)); err != nil {
-		t.Fatal(err)
-	}
-	r.llm.Script(
-		testkit.Use(testkit.Call{ID: "q1", Name: "ask_user", Arguments: `{"question":"Shall I proceed with the plan?"}`}),
-		testkit.Use(testkit.Call{ID: "q2", Name: "ask_user", Arguments: `{"question":"Should I delete workspace demo?"}`}),
-	)
-	replies := r.say(intent.Action, "clean up")
-	if res := r.toolResults(1)["q1"]; !strings.Contains(res, "Proceed") {
-		t.Fatalf("routine confirmation not answered in autonomous mode: %q", res)
-	}
-	if texts(replies) != "Should I delete workspace demo?" {
-		t.Fatalf("reply %q; want the destructive question", texts(replies))
-	}
-	p, err := r.db.OpenPrompt(t.Context(), conv)
-	if err != nil || p.Kind != store.Question || p.Body != "Should I delete workspace demo?" {
-		t.Fatalf("prompt %+v, %v", p, err)
-	}
-	if !r.promptOpen(store.Question) {
-		t.Fatal("no question open")
+// TestGuardAnswersRoutineQuestionsOnly: in every level but supervised the
+// guard answers a routine confirmation itself and passes a destructive
+// question on to the owner.
+func TestGuardAnswersRoutineQuestionsOnly(t *testing.T) {
+	for _, level := range []instincts.Autonomy{instincts.Autonomous, instincts.Cautious} {
+		t.Run(string(level), func(t *testing.T) {
+			r := newRig(t, nil)
+			if err := r.db.SetAutonomy(t.Context(), conv, string(level)); err != nil {
+				t.Fatal(err)
+			}
+			r.llm.Script(
+				testkit.Use(testkit.Call{ID: "q1", Name: "ask_user", Arguments: `{"question":"Shall I proceed with the plan?"}`}),
+				testkit.Use(testkit.Call{ID: "q2", Name: "ask_user", Arguments: `{"question":"Should I delete workspace demo?"}`}),
+			)
+			replies := r.say(intent.Action, "clean up")
+			if res := r.toolResults(1)["q1"]; !strings.Contains(res, "Proceed") {
+				t.Fatalf("routine confirmation not answered: %q", res)
+			}
+			if texts(replies) != "Should I delete workspace demo?" {
+				t.Fatalf("reply %q; want the destructive question", texts(replies))
+			}
+			p, err := r.db.OpenPrompt(t.Context(), conv)
+			if err != nil || p.Kind != store.Question || p.Body != "Should I delete workspace demo?" {
+				t.Fatalf("prompt %+v, %v", p, err)
+			}
+			if !r.promptOpen(store.Question) {
+				t.Fatal("no question open")
+			}
+		})
 	}
 }
 
-func TestCautiousPassesEveryQuestion(t *testing.T) {
+func TestSupervisedPassesEveryQuestion(t *testing.T) {
 	r := newRig(t, nil)
+	if err := r.db.SetAutonomy(t.Context(), conv, string(instincts.Supervised)); err != nil {
+		t.Fatal(err)
+	}
 	r.llm.Script(testkit.Use(testkit.Call{ID: "q", Name: "ask_user", Arguments: `{"question":"Shall I proceed?"}`}))
 	if got := texts(r.say(intent.Action, "go")); got != "Shall I proceed?" {
 		t.Fatalf("reply %q", got)

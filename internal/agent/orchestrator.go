@@ -587,8 +587,8 @@ var (
 )
 
 func toolAskUser(ctx context.Context, r *run, q askArgs) (string, error) {
-	if r.autonomy == instincts.Autonomous && routine.MatchString(q.Question) && !destructive.MatchString(q.Question) {
-		return "Autonomous mode: the owner's standing answer to routine confirmations is yes. Proceed.", nil
+	if r.autonomy != instincts.Supervised && routine.MatchString(q.Question) && !destructive.MatchString(q.Question) {
+		return "The owner's standing answer to routine confirmations is yes (only in supervised mode do they reach the owner). Proceed.", nil
 	}
 	if err := r.ask(ctx, store.Question, q.Question, pending{Kind: kindQuestion, Question: q.Question}); err != nil {
 		return "", err

@@ -233,7 +233,7 @@ func (b *Bot) Open(ctx context.Context, rcv Receiver) error {
 		defer b.wg.Done()
 		b.retrier(b.ctx)
 	}()
-	if err := b.session.Open(); err != nil {
+	if err := b.openGateway(ctx); err != nil {
 		return fmt.Errorf("discord: open gateway: %w", err)
 	}
 	if err := b.registerCommands(ctx); err != nil {
@@ -241,6 +241,52 @@ func (b *Bot) Open(ctx context.Context, rcv Receiver) error {
 	}
 	b.log.Info("connected to Discord", "bot", b.id())
 	return nil
+}
+
+// Waits between tries to reach the gateway when Fetch starts: doubling
+// from openRetryFirst up to openRetryMax.
+const (
+	openRetryFirst = time.Second
+	openRetryMax   = time.Minute
+)
+
+// openGateway connects to the gateway, trying again with backoff while
+// Discord (or the network) cannot be reached, logging each try, until ctx
+// ends: a supervisor that restarts Fetch (Compose's restart:
+// unless-stopped) would otherwise restart it in a loop. What retrying
+// cannot fix (a token or intents Discord refuses) ends it at once.
+func (b *Bot) openGateway(ctx context.Context) error {
+	wait := openRetryFirst
+	for {
+		err := b.session.Open()
+		if err == nil || refused(err) {
+			return err
+		}
+		b.log.Warn("cannot reach Discord; trying again", "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (last: %w)", context.Cause(ctx), err)
+		case <-t.C:
+		}
+		wait = min(2*wait, openRetryMax)
+	}
+}
+
+// refused tells an error of opening the gateway that trying again cannot
+// fix: Discord refused the token (401, 403, close code 4004) or the
+// connection's settings (close codes 4010 to 4014).
+func refused(err error) bool {
+	var rest *discordgo.RESTError
+	if errors.As(err, &rest) && rest.Response != nil {
+		return rest.Response.StatusCode == http.StatusUnauthorized || rest.Response.StatusCode == http.StatusForbidden
+	}
+	var closed *websocket.CloseError
+	if errors.As(err, &closed) {
+		return closed.Code == 4004 || (closed.Code >= 4010 && closed.Code <= 4014)
+	}
+	return errors.Is(err, discordgo.ErrUnauthorized)
 }
 
 // Close disconnects from the gateway, makes the pending edits and waits

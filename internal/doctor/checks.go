@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -74,13 +75,15 @@ func EngineUnreachable(name string, err error) Check {
 	return Check{Name: "engine " + name, Status: Fail, Detail: "unreachable: " + err.Error(), Fix: fix}
 }
 
-// ImageCheck looks for the kennel image on the engine.
-func ImageCheck(ctx context.Context, e Engine, ref string) Check {
+// ImageCheck looks for the kennel image on the engine. Its fix builds the
+// image with programs, the CLIs tasks need (FETCH_HARNESS's; claude when
+// none is given).
+func ImageCheck(ctx context.Context, e Engine, ref string, programs ...string) Check {
 	c := Check{Name: "image"}
 	img, err := e.ImageInspect(ctx, ref)
 	switch {
 	case cerrdefs.IsNotFound(err):
-		c.Status, c.Detail, c.Fix = Fail, ref+" is not on the engine", kennel.BuildCommand(ref)+" (or set FETCH_KENNEL_IMAGE to an image you have)"
+		c.Status, c.Detail, c.Fix = Fail, ref+" is not on the engine", BuildFix(ref, programs...)+" (or set FETCH_KENNEL_IMAGE to an image you have)"
 	case err != nil:
 		c.Status, c.Detail, c.Fix = Fail, "cannot inspect "+ref+": "+err.Error(), "check the Docker engine (docker image inspect "+ref+")"
 	default:
@@ -182,13 +185,64 @@ func CLIChecks(r kennel.ProbeResult, img string, hs []Harness) []Check {
 		case h.Default:
 			c.Status = Fail
 			c.Detail = fmt.Sprintf("%s (FETCH_HARNESS) is not in the image %s", h.Program, img)
-			c.Fix = fmt.Sprintf("docker build -f Dockerfile.kennel --build-arg CLIS=%q -t %s . (or set FETCH_HARNESS to a CLI the image has)", h.Name, img)
+			c.Fix = BuildFix(img, append(installed(r, hs), h.Program)...) + " (or set FETCH_HARNESS to a CLI the image has)"
 		default:
 			continue
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// Defaults are the programs of the default harnesses, the CLIs the
+// image must hold.
+func Defaults(hs []Harness) []string {
+	var out []string
+	for _, h := range hs {
+		if h.Default {
+			out = append(out, h.Program)
+		}
+	}
+	return out
+}
+
+// installed are the programs of hs the probe found, so a rebuild that
+// adds one keeps them.
+func installed(r kennel.ProbeResult, hs []Harness) []string {
+	found := map[string]bool{}
+	for _, p := range r.Programs {
+		found[p.Name] = p.Path != ""
+	}
+	var out []string
+	for _, h := range hs {
+		if found[h.Program] && !slices.Contains(out, h.Program) {
+			out = append(out, h.Program)
+		}
+	}
+	return out
+}
+
+// cursorAgent is Cursor's CLI, which has no package scripts/build-images.sh
+// installs: it takes the executable the owner downloaded.
+const cursorAgent = "cursor-agent"
+
+// BuildFix is the command that builds the kennel image img with the
+// programs in it, as scripts/build-images.sh takes them; FILE stands for
+// the executable of a CLI that has no package.
+func BuildFix(img string, programs ...string) string {
+	clis := make([]string, 0, len(programs))
+	file := false
+	for _, p := range programs {
+		if p == cursorAgent {
+			p, file = p+"=FILE", true
+		}
+		clis = append(clis, p)
+	}
+	cmd := kennel.BuildCommand(img, clis...)
+	if file {
+		cmd += ", FILE being the cursor-agent executable (its installer: curl https://cursor.com/install -fsS | bash)"
+	}
+	return cmd
 }
 
 // KeyChecks say which harnesses have a key. The default harness must;

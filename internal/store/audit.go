@@ -52,16 +52,61 @@ func (db *DB) AuditLog(ctx context.Context, conversationID string) ([]AuditEntry
 	if err != nil {
 		return nil, fmt.Errorf("store: audit log: %w", describe(err))
 	}
+	out, err := scanAudit(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit log: %w", err)
+	}
+	return out, nil
+}
+
+// scanAudit reads rows of (at, conversation_id, actor, action, detail)
+// and closes them.
+func scanAudit(rows *sql.Rows) ([]AuditEntry, error) {
 	defer rows.Close()
 	var out []AuditEntry
 	for rows.Next() {
 		var e AuditEntry
 		var at string
 		if err := rows.Scan(&at, &e.ConversationID, &e.Actor, &e.Action, &e.Detail); err != nil {
-			return nil, fmt.Errorf("store: audit log: %w", describe(err))
+			return nil, describe(err)
 		}
 		e.At = parseTime(at)
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, describe(rows.Err())
+}
+
+// AuditQuery selects audit entries: those at or after Since (all when
+// zero), whose action is Action (any when empty), the newest Limit of
+// them (all when 0).
+type AuditQuery struct {
+	Since  time.Time
+	Action string
+	Limit  int
+}
+
+// AuditEntries lists the entries q selects, oldest first.
+func (db *DB) AuditEntries(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
+	since := ""
+	if !q.Since.IsZero() {
+		since = FormatTime(q.Since)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := db.db.QueryContext(ctx,
+		`SELECT at, conversation_id, actor, action, detail FROM (
+		   SELECT id, at, conversation_id, actor, action, detail FROM audit
+		   WHERE at >= ?1 AND (?2 = '' OR action = ?2) ORDER BY id DESC LIMIT ?3
+		 ) ORDER BY id`,
+		since, q.Action, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit entries: %w", describe(err))
+	}
+	out, err := scanAudit(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit entries: %w", err)
+	}
+	return out, nil
 }
