@@ -48,7 +48,9 @@ func TestFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(name string) chat.Attachment { return chat.Attachment{Name: name, URL: srv.URL + "/attachments/" + name} }
+	at := func(name string) chat.Attachment {
+		return chat.Attachment{Name: name, URL: srv.URL + "/attachments/" + name}
+	}
 
 	got, err := f.Fetch(context.Background(), []chat.Attachment{at("shot.png"), at("log.txt")})
 	if err != nil {

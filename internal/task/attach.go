@@ -52,7 +52,9 @@ func checkAttachments(atts []Attachment) error {
 // attachDir is where a run's attachments go in the kennel: the
 // workspace's .fetch/in (kept out of git like the rest of .fetch/), one
 // folder per run.
-func attachDir(wsPath string) string { return filepath.Join(wsPath, filepath.FromSlash(harness.AttachDir)) }
+func attachDir(wsPath string) string {
+	return filepath.Join(wsPath, filepath.FromSlash(harness.AttachDir))
+}
 
 // filePutter is a runner that writes files into the kennel (KennelRunner).
 type filePutter interface {

@@ -63,7 +63,7 @@ type Task struct {
 	// Attachments are the files the owner gave the current (or last)
 	// run.
 	Attachments []Attachment `json:"attachments,omitempty"`
-	State State  `json:"state"`
+	State       State        `json:"state"`
 	// Mode is Work or Ask. It is not a column of its own: an Ask task is
 	// the one stored without a branch (every Work task has one from its
 	// creation).
