@@ -168,6 +168,10 @@ type Traits struct {
 	// requests while it runs, and the adapter implements the TwoWay
 	// interface (RunTwoWay). Without it the CLI runs one-shot.
 	TwoWay bool
+	// TwoWayOnly: the CLI has no one-shot mode (Invocation fails with
+	// ErrNoOneShot): every run of it must be two-way, whoever is there to
+	// answer (a generic ACP agent).
+	TwoWayOnly bool
 	// Relays are the request event kinds a two-way run emits (of
 	// KindPermission, KindAsk, KindPlan).
 	Relays []Kind
@@ -238,7 +242,16 @@ func NewRegistry() *Registry {
 }
 
 // Get returns the adapter for name, or an error wrapping ErrUnknownHarness.
+// A name of the form "acp:COMMAND [ARGS…]" is a generic ACP harness
+// (ParseACP), whose error says what is wrong with the name.
 func (r *Registry) Get(name Name) (Adapter, error) {
+	if IsACPName(name) {
+		a, err := ParseACP(name)
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	a, ok := r.adapters[name]
 	if !ok {
 		return nil, fmt.Errorf("harness: get %q: %w", name, ErrUnknownHarness)
@@ -246,7 +259,8 @@ func (r *Registry) Get(name Name) (Adapter, error) {
 	return a, nil
 }
 
-// Names lists the registered harnesses, sorted.
+// Names lists the built-in harnesses, sorted. Generic ACP harnesses
+// ("acp:…", see Get) are not listed: there is one for every command.
 func (r *Registry) Names() []Name {
 	names := make([]Name, 0, len(r.adapters))
 	for n := range r.adapters {

@@ -105,6 +105,12 @@ type end struct {
 	stopped    bool
 	// program is the CLI the run started (argv[0]), when known.
 	program string
+	// missing, when set, is the failure of a run whose program is not in
+	// the kennel (the adapter's own words; missingCLI).
+	missing string
+	// failure, when set, is why the run failed, known before its output
+	// is read (a handshake not answered in time).
+	failure string
 }
 
 // outcome combines the stream with how the process ended.
@@ -131,6 +137,8 @@ func (t *tally) outcome(e end) Outcome {
 // failure explains an unsuccessful run in one message.
 func (t *tally) failure(e end) string {
 	switch {
+	case e.failure != "":
+		return e.failure
 	case e.timedOut && e.timeout > 0:
 		return "timed out after " + e.timeout.String()
 	case e.timedOut:
@@ -144,6 +152,9 @@ func (t *tally) failure(e end) string {
 	}
 	if e.program != "" && !t.terminal && e.exitCode == exitNotFound &&
 		strings.Contains(e.stderrTail, "fetch-shim: start ") {
+		if e.missing != "" {
+			return e.missing
+		}
 		return fmt.Sprintf("%s is not installed in the kennel image: build the image with it: %s",
 			e.program, kennel.BuildCommand("", e.program))
 	}
