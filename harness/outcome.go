@@ -150,8 +150,7 @@ func (t *tally) failure(e end) string {
 	case t.lastError != "":
 		return t.lastError
 	}
-	if e.program != "" && !t.terminal && e.exitCode == exitNotFound &&
-		strings.Contains(e.stderrTail, "fetch-shim: start ") {
+	if e.program != "" && !t.terminal && e.exitCode == exitNotFound && shimNotStarted(e.stderrTail) {
 		if e.missing != "" {
 			return e.missing
 		}
@@ -171,6 +170,19 @@ func (t *tally) failure(e end) string {
 		msg += ": " + s
 	}
 	return msg
+}
+
+// shimNotStarted tells whether a run's stderr says that fetch-shim could
+// not start its program: "fetch-shim: start …" from a plain run, and
+// "fetch-shim: prepare: exec: …" (the lookup) or "fetch-shim: prepare:
+// start …" from a run with a Task.Prepare.
+func shimNotStarted(tail string) bool {
+	for _, s := range []string{"fetch-shim: start ", "fetch-shim: prepare: exec: ", "fetch-shim: prepare: start "} {
+		if strings.Contains(tail, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // ansiEscape matches terminal colour and cursor sequences.
