@@ -11,8 +11,10 @@ import (
 	"sync"
 )
 
-// The Agent Client Protocol (ACP), the two-way mode of Gemini CLI and Qwen
-// Code: JSON-RPC 2.0, one message a line, on the CLI's stdin and stdout.
+// The Agent Client Protocol (ACP), the two-way mode of Gemini CLI, Qwen
+// Code, Copilot CLI and OpenCode, and of any agent the generic harness
+// runs (acp_generic.go): JSON-RPC 2.0, one message a line, on the CLI's
+// stdin and stdout.
 // What each message looks like, and where that was confirmed, is in
 // testdata/acp/README.md; the fixtures there are what the golden tests
 // parse and write.
@@ -725,9 +727,9 @@ func (p *acpParser) toolUpdate(tc acpToolCall, emit func(Event)) {
 	}
 }
 
-// acpTwoWay is the two-way part Gemini CLI and Qwen Code share: both speak
-// ACP through the same SDK, and neither has a plan mode Fetch drives over
-// it (Gemini offers a "plan" session mode, but its plan does not come back
+// acpTwoWay is the two-way part every ACP adapter shares (Gemini CLI, Qwen
+// Code, Copilot CLI, OpenCode, the generic harness): none has a plan mode
+// Fetch drives over it (Gemini offers a "plan" session mode, but its plan does not come back
 // as a request to approve).
 type acpTwoWay struct{}
 
