@@ -147,6 +147,23 @@ func TestACPGenericNotInKennel(t *testing.T) {
 	if want := "acp:goose acp: goose is not in the kennel"; o.Success || !strings.HasPrefix(o.Error, want) {
 		t.Errorf("outcome error %q, want it to start %q", o.Error, want)
 	}
+	// Read back from the kennel (the run ended before Fetch wrote to it),
+	// after a Prepare, whose lookup says it in its own words.
+	f := stubFollower{kennel.Result{ExitCode: 127, StderrTail: []byte("fetch-shim: prepare: exec: \"goose\": executable file not found in $PATH\n")}}
+	o, err = harness.Follow(t.Context(), f, a, harness.Task{ID: "t1", Goal: "g", Workspace: "/w"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "acp:goose acp: goose is not in the kennel"; o.Success || !strings.HasPrefix(o.Error, want) {
+		t.Errorf("followed outcome error %q, want it to start %q", o.Error, want)
+	}
+}
+
+// stubFollower reads back a run that printed nothing and ended with res.
+type stubFollower struct{ res kennel.Result }
+
+func (f stubFollower) Follow(context.Context, string, string, kennel.LineHandler) (kennel.Result, error) {
+	return f.res, nil
 }
 
 // stubRunner is a runner whose run printed nothing and ended with res.

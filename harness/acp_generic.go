@@ -138,6 +138,6 @@ func (a ACPAdapter) handshakeBound() (time.Duration, func([]byte) bool, string) 
 }
 
 // notInKennel implements missingCLI.
-func (a ACPAdapter) notInKennel(program string) string {
-	return fmt.Sprintf("%s: %s is not in the kennel: install it in the kennel image", a.name, program)
+func (a ACPAdapter) notInKennel() (string, string) {
+	return a.argv[0], fmt.Sprintf("%s: %s is not in the kennel: install it in the kennel image", a.name, a.argv[0])
 }

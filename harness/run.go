@@ -102,9 +102,7 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 		stopped:    res.Stopped || ctx.Err() != nil,
 		program:    inv.Argv[0],
 	}
-	if m, ok := adapter.(missingCLI); ok {
-		e.missing = m.notInKennel(inv.Argv[0])
-	}
+	e.notInKennel(adapter)
 	if unanswered {
 		// Fetch stopped the run because the CLI never answered its
 		// handshake: that is the failure, not a stop.
@@ -146,9 +144,17 @@ type handshaker interface {
 }
 
 // missingCLI is an adapter that says itself what a run whose program is
-// not in the kennel failed with.
+// not in the kennel failed with: the program and the message.
 type missingCLI interface {
-	notInKennel(program string) string
+	notInKennel() (program, message string)
+}
+
+// notInKennel takes the adapter's own words for a program the kennel does
+// not have, when it has some.
+func (e *end) notInKennel(adapter Adapter) {
+	if m, ok := adapter.(missingCLI); ok {
+		e.program, e.missing = m.notInKennel()
+	}
 }
 
 // handshakeWatch stops a run whose CLI did not answer its handshake in
