@@ -733,6 +733,14 @@ func (p *acpParser) toolUpdate(tc acpToolCall, emit func(Event)) {
 // as a request to approve).
 type acpTwoWay struct{}
 
+// acpTraits are the traits of an ACP adapter's CLI: base (what is its
+// own) made two-way, relaying permission requests, the only requests ACP
+// has.
+func acpTraits(base Traits) Traits {
+	base.TwoWay, base.Relays = true, []Kind{KindPermission}
+	return base
+}
+
 // checkMode refuses a plan-mode run.
 func (acpTwoWay) checkMode(task Task, mode TwoWayMode) error {
 	if err := validate(task); err != nil {

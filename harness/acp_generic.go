@@ -128,7 +128,7 @@ func (ACPAdapter) NewParser(task Task) Parser { return newACPParser(task) }
 
 // Traits implements Adapter.
 func (ACPAdapter) Traits() Traits {
-	return Traits{ResumeUsage: UsagePerRun, TwoWay: true, TwoWayOnly: true, Relays: []Kind{KindPermission}}
+	return acpTraits(Traits{ResumeUsage: UsagePerRun, TwoWayOnly: true})
 }
 
 // handshake implements handshaker: initialize must be answered within

@@ -50,7 +50,7 @@ type CopilotAdapter struct{ acpTwoWay }
 
 // Traits implements Adapter.
 func (CopilotAdapter) Traits() Traits {
-	return Traits{ReadOnly: true, ResumeUsage: UsagePerRun, TwoWay: true, Relays: []Kind{KindPermission}}
+	return acpTraits(Traits{ReadOnly: true, ResumeUsage: UsagePerRun})
 }
 
 // TwoWayInvocation implements TwoWay.

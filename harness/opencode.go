@@ -120,7 +120,7 @@ func (OpenCodeAdapter) Keys() []Key {
 // the observed way to refuse edits (a permission set to "ask" in the
 // configuration) stops the run at the first refusal.
 func (OpenCodeAdapter) Traits() Traits {
-	return Traits{ResumeUsage: UsagePerRun, TwoWay: true, Relays: []Kind{KindPermission}}
+	return acpTraits(Traits{ResumeUsage: UsagePerRun})
 }
 
 // NewParser implements Adapter.
