@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 )
 
-// The Agent Client Protocol (ACP), the two-way mode of Gemini CLI and Qwen
-// Code: JSON-RPC 2.0, one message a line, on the CLI's stdin and stdout.
+// The Agent Client Protocol (ACP), the two-way mode of Gemini CLI, Qwen
+// Code, Copilot CLI and OpenCode, and of any agent the generic harness
+// runs (acp_generic.go): JSON-RPC 2.0, one message a line, on the CLI's
+// stdin and stdout.
 // What each message looks like, and where that was confirmed, is in
 // testdata/acp/README.md; the fixtures there are what the golden tests
 // parse and write.
@@ -95,8 +99,52 @@ type acpSessionParams struct {
 }
 
 type acpPromptParams struct {
-	SessionID string    `json:"sessionId"`
-	Prompt    []acpText `json:"prompt"`
+	SessionID string     `json:"sessionId"`
+	Prompt    []acpBlock `json:"prompt"`
+}
+
+// acpBlock is one content block of a prompt: text, an image (base64 data)
+// or a resource_link (a file the agent reads itself). Every agent takes
+// text and resource_link; images only where initialize declared
+// promptCapabilities.image.
+type acpBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	Data     []byte `json:"data,omitempty"` // base64 in JSON, as ACP's image block wants
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
+}
+
+// acpPromptBlocks are the blocks of a run's opening prompt: the text,
+// which always names the attachments (AttachmentNote), so an agent that
+// takes no image still reads them from the work tree; then each image
+// attachment as an image block when the agent takes images, and every
+// other attachment as a resource_link to its file. Attachment data never
+// goes into the text.
+func acpPromptBlocks(text string, atts []Attachment, images bool) []acpBlock {
+	blocks := []acpBlock{{Type: "text", Text: text + AttachmentNote(atts)}}
+	for _, a := range atts {
+		if images && a.IsImage() && len(a.Data) > 0 {
+			blocks = append(blocks, acpBlock{Type: "image", MimeType: a.MediaType, Data: a.Data})
+			continue
+		}
+		if path.IsAbs(a.Path) {
+			blocks = append(blocks, acpBlock{Type: "resource_link", URI: (&url.URL{Scheme: "file", Path: a.Path}).String(), Name: a.Name, MimeType: a.MediaType})
+		}
+	}
+	return blocks
+}
+
+// acpInitAnswered tells whether line is the agent's response to initialize
+// (a result or an error): the handshake a generic agent must complete in
+// time (see ACPAdapter).
+func acpInitAnswered(line []byte) bool {
+	if !isACP(line) {
+		return false
+	}
+	var m rpcMessage
+	return json.Unmarshal(line, &m) == nil && m.Method == "" && rpcID(m.ID) == fmt.Sprint(acpInitID) && (m.Error != nil || len(m.Result) > 0)
 }
 
 // acpDialogue is the client side of one ACP run: it answers initialize with
@@ -107,10 +155,13 @@ type acpDialogue struct {
 	cwd    string
 	resume string
 	prompt string
+	atts   []Attachment
 
 	mu      sync.Mutex
 	session string
 	nextID  int
+	// images: initialize declared promptCapabilities.image.
+	images bool
 }
 
 // newACPDialogue starts the dialogue of task's run. Its prompt is the
@@ -118,7 +169,7 @@ type acpDialogue struct {
 // is the final message's QUESTION: line, answered by a run that loads the
 // session again (Task.ResumeID).
 func newACPDialogue(task Task) *acpDialogue {
-	return &acpDialogue{cwd: task.dir(), resume: task.ResumeID, prompt: Prompt(task), nextID: acpFirstPromptID}
+	return &acpDialogue{cwd: task.dir(), resume: task.ResumeID, prompt: Prompt(task), atts: task.Attachments, nextID: acpFirstPromptID}
 }
 
 // React implements Dialogue.
@@ -132,6 +183,17 @@ func (d *acpDialogue) React(line []byte) [][]byte {
 	}
 	switch rpcID(m.ID) {
 	case fmt.Sprint(acpInitID):
+		var r struct {
+			AgentCapabilities struct {
+				PromptCapabilities struct {
+					Image bool `json:"image"`
+				} `json:"promptCapabilities"`
+			} `json:"agentCapabilities"`
+		}
+		_ = json.Unmarshal(m.Result, &r) // no capabilities: text and links only
+		d.mu.Lock()
+		d.images = r.AgentCapabilities.PromptCapabilities.Image
+		d.mu.Unlock()
 		p := acpSessionParams{Cwd: d.cwd, MCPServers: []any{}}
 		method := "session/new"
 		if d.resume != "" {
@@ -154,8 +216,9 @@ func (d *acpDialogue) React(line []byte) [][]byte {
 		}
 		d.mu.Lock()
 		d.session = id
+		images := d.images
 		d.mu.Unlock()
-		if msg, err := d.UserMessage(d.prompt); err == nil {
+		if msg, err := d.send(acpPromptBlocks(d.prompt, d.atts, images)); err == nil {
 			return [][]byte{msg}
 		}
 	}
@@ -176,6 +239,11 @@ func (d *acpDialogue) Interrupt() ([]byte, error) {
 
 // UserMessage implements Dialogue: a session/prompt.
 func (d *acpDialogue) UserMessage(text string) ([]byte, error) {
+	return d.send([]acpBlock{{Type: "text", Text: text}})
+}
+
+// send is a session/prompt of blocks in the dialogue's session.
+func (d *acpDialogue) send(blocks []acpBlock) ([]byte, error) {
 	d.mu.Lock()
 	id, n := d.session, d.nextID
 	d.nextID++
@@ -183,7 +251,7 @@ func (d *acpDialogue) UserMessage(text string) ([]byte, error) {
 	if id == "" {
 		return nil, fmt.Errorf("harness: acp prompt: %w: no session yet", ErrCannotReply)
 	}
-	return acpRequest(n, "session/prompt", acpPromptParams{SessionID: id, Prompt: []acpText{{Type: "text", Text: text}}})
+	return acpRequest(n, "session/prompt", acpPromptParams{SessionID: id, Prompt: blocks})
 }
 
 // acpOption is one option of a permission request.
@@ -659,11 +727,19 @@ func (p *acpParser) toolUpdate(tc acpToolCall, emit func(Event)) {
 	}
 }
 
-// acpTwoWay is the two-way part Gemini CLI and Qwen Code share: both speak
-// ACP through the same SDK, and neither has a plan mode Fetch drives over
-// it (Gemini offers a "plan" session mode, but its plan does not come back
+// acpTwoWay is the two-way part every ACP adapter shares (Gemini CLI, Qwen
+// Code, Copilot CLI, OpenCode, the generic harness): none has a plan mode
+// Fetch drives over it (Gemini offers a "plan" session mode, but its plan does not come back
 // as a request to approve).
 type acpTwoWay struct{}
+
+// acpTraits are the traits of an ACP adapter's CLI: base (what is its
+// own) made two-way, relaying permission requests, the only requests ACP
+// has.
+func acpTraits(base Traits) Traits {
+	base.TwoWay, base.Relays = true, []Kind{KindPermission}
+	return base
+}
 
 // checkMode refuses a plan-mode run.
 func (acpTwoWay) checkMode(task Task, mode TwoWayMode) error {

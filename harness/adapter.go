@@ -174,6 +174,10 @@ type Traits struct {
 	// Steer says how a two-way run takes the user's messages while it
 	// works (Task.Mailbox); SteerNone for a one-shot CLI.
 	Steer Steering
+	// TwoWayOnly: the CLI has no one-shot mode (Invocation fails with
+	// ErrNoOneShot): every run of it must be two-way, whoever is there to
+	// answer (a generic ACP agent).
+	TwoWayOnly bool
 	// Relays are the request event kinds a two-way run emits (of
 	// KindPermission, KindAsk, KindPlan).
 	Relays []Kind
@@ -244,7 +248,16 @@ func NewRegistry() *Registry {
 }
 
 // Get returns the adapter for name, or an error wrapping ErrUnknownHarness.
+// A name of the form "acp:COMMAND [ARGS…]" is a generic ACP harness
+// (ParseACP), whose error says what is wrong with the name.
 func (r *Registry) Get(name Name) (Adapter, error) {
+	if IsACPName(name) {
+		a, err := ParseACP(name)
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	a, ok := r.adapters[name]
 	if !ok {
 		return nil, fmt.Errorf("harness: get %q: %w", name, ErrUnknownHarness)
@@ -252,7 +265,8 @@ func (r *Registry) Get(name Name) (Adapter, error) {
 	return a, nil
 }
 
-// Names lists the registered harnesses, sorted.
+// Names lists the built-in harnesses, sorted. Generic ACP harnesses
+// ("acp:…", see Get) are not listed: there is one for every command.
 func (r *Registry) Names() []Name {
 	names := make([]Name, 0, len(r.adapters))
 	for n := range r.adapters {

@@ -1,9 +1,7 @@
 package harness_test
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
-	"github.com/fetch-dev/fetch/kennel"
 )
 
 // dialogueCodex is the Codex adapter, handing out the dialogue of its run
@@ -40,51 +37,16 @@ func driveCodexLocal(t *testing.T, dir, goal, resume string, decide func(d harne
 
 func driveCodexWith(t *testing.T, runner localRunner, dir, goal, resume string, decide func(d harness.Dialogue, ev harness.Event) []byte) (harness.Outcome, []harness.Event, []string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	a := dialogueCodex{dialogue: make(chan harness.Dialogue, 1)}
-	events := make(chan harness.Event, 4096) // onEvent must not block
-	var in *pipeInput
-	attach := func(spec *kennel.ExecSpec) (harness.Input, error) {
-		pr, pw := io.Pipe()
-		spec.Stdin = pr
-		in = &pipeInput{w: pw}
-		return in, nil
-	}
 	runSeq++
 	task := harness.Task{ID: fmt.Sprintf("codex-%d", runSeq), Goal: goal, Answer: "go on", Workspace: dir, ResumeID: resume, Timeout: time.Minute}
-	type result struct {
-		o   harness.Outcome
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		o, err := harness.RunTwoWay(ctx, runner, a, task, harness.ModeWork, harness.Credentials{"OPENAI_API_KEY": "sk-test"}, attach, func(ev harness.Event) { events <- ev })
-		close(events)
-		done <- result{o, err}
-	}()
-	d := <-a.dialogue
-	var evs []harness.Event
-	for ev := range events {
-		evs = append(evs, ev)
-		if ev.Request == nil || ev.Kind == harness.KindRequestCancelled {
-			continue
+	var d harness.Dialogue // the run's, once it started
+	return driveRun(t, time.Minute, runner, a, task, harness.ModeWork, harness.Credentials{"OPENAI_API_KEY": "sk-test"}, func(ev harness.Event) []byte {
+		if d == nil {
+			d = <-a.dialogue
 		}
-		if msg := decide(d, ev); msg != nil {
-			if err := in.Send(ctx, msg); err != nil {
-				t.Errorf("send reply to %s: %v", ev.Kind, err)
-			}
-		}
-	}
-	res := <-done
-	if res.err != nil {
-		t.Fatalf("RunTwoWay: %v", res.err)
-	}
-	var sent []string
-	for _, m := range in.sent {
-		sent = append(sent, string(m))
-	}
-	return res.o, evs, sent
+		return decide(d, ev)
+	})
 }
 
 // TestCodexAppServerLocal drives the scripted `codex app-server` through

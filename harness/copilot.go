@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -33,10 +34,40 @@ const (
 // A read-only task runs without --allow-all-tools: view is allowed, and
 // apply_patch and bash fail with error.code "denied" (HARNESSES.md §5.2,
 // observed in copilot-permission-denied.jsonl).
-type CopilotAdapter struct{}
+//
+// Two-way (TwoWay, acp.go), it runs `copilot --acp --stdio`, Copilot CLI's
+// Agent Client Protocol server (GitHub's "Copilot CLI ACP server"
+// reference; public preview), without --allow-all-tools, so it asks
+// session/request_permission before a tool its permissions do not allow.
+// The model goes in COPILOT_MODEL (`copilot help environment`): ACP's
+// session/new carries none. Known quirks, from the CLI's issue tracker,
+// not observed here: its permission requests name a fixed tool call id
+// ("shell-permission", "write-permission"; github/copilot-cli#989), which
+// the fingerprint leaves out anyway; and some releases (1.0.81-1 on,
+// github/copilot-cli#4537, open) run tools in ACP mode without asking at
+// all, so there the kennel is the only boundary.
+type CopilotAdapter struct{ acpTwoWay }
 
 // Traits implements Adapter.
-func (CopilotAdapter) Traits() Traits { return Traits{ReadOnly: true, ResumeUsage: UsagePerRun} }
+func (CopilotAdapter) Traits() Traits {
+	return acpTraits(Traits{ReadOnly: true, ResumeUsage: UsagePerRun})
+}
+
+// TwoWayInvocation implements TwoWay.
+func (a CopilotAdapter) TwoWayInvocation(task Task, mode TwoWayMode, creds Credentials) (Invocation, error) {
+	if err := a.checkMode(task, mode); err != nil {
+		return Invocation{}, fmt.Errorf("harness: copilot two-way invocation: %w", err)
+	}
+	if task.Model != "" {
+		creds = maps.Clone(creds)
+		if creds == nil {
+			creds = Credentials{}
+		}
+		creds[envCopilotModel] = task.Model
+	}
+	env := buildEnv([]string{"COPILOT_AUTO_UPDATE=false"}, creds, keyNames(CopilotAdapter{}.Keys())...)
+	return Invocation{Argv: []string{"copilot", "--acp", "--stdio"}, Env: env}, nil
+}
 
 // Name implements Adapter.
 func (CopilotAdapter) Name() Name { return Copilot }
@@ -76,7 +107,8 @@ func (CopilotAdapter) Keys() []Key {
 
 // NewParser implements Adapter.
 func (CopilotAdapter) NewParser(task Task) Parser {
-	return &copilotParser{tools: make(map[string]copilotTool), readOnly: task.ReadOnly}
+	return &formatOr{rpc: isACP, twoWay: newACPParser(task),
+		otherwise: &copilotParser{tools: make(map[string]copilotTool), readOnly: task.ReadOnly}}
 }
 
 // copilotParser reads Copilot CLI's JSONL: {"type","data",…} envelopes and

@@ -55,8 +55,20 @@ func CLIHosts() map[string][]string {
 	return out
 }
 
-// HostsOf returns the hosts h may reach by default.
+// HostsOf returns the hosts h may reach by default. A generic ACP harness
+// ("acp:…") has none: Fetch does not know what its agent needs, so it
+// reaches only the hosts the owner allowed.
 func HostsOf(h Name) []string { return slices.Clone(cliHosts[h]) }
+
+// tokenCLI is the CLI a run's egress token names: the harness, or "acp"
+// for every generic ACP harness (whose name holds characters a token's
+// field cannot, and which has no hosts of its own).
+func tokenCLI(h Name) string {
+	if IsACPName(h) {
+		return "acp"
+	}
+	return string(h)
+}
 
 // RoutedKeys returns the credential variables that never enter the kennel
 // behind the proxy (their API is reached through a route), sorted.
@@ -158,6 +170,6 @@ func egressRun(adapter Adapter, task Task, creds Credentials) (Credentials, *ken
 		return creds, nil
 	}
 	cfg := task.Egress.Config
-	token := egress.Token(cfg.Key, egress.WorkspaceID(task.Workspace), string(adapter.Name()), task.ID)
+	token := egress.Token(cfg.Key, egress.WorkspaceID(task.Workspace), tokenCLI(adapter.Name()), task.ID)
 	return routed(creds, token), &kennel.EgressRun{Config: cfg, Token: token}
 }

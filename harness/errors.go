@@ -18,6 +18,9 @@ var (
 	// ErrNoTwoWay: the CLI has no two-way protocol Fetch speaks
 	// (Traits.TwoWay is false); run it one-shot.
 	ErrNoTwoWay = errors.New("the CLI has no two-way mode")
+	// ErrNoOneShot: the CLI has no one-shot mode (Traits.TwoWayOnly: a
+	// generic ACP agent); run it two-way (RunTwoWay).
+	ErrNoOneShot = errors.New("the CLI has no one-shot mode; run it two-way")
 	// ErrCannotReply: the reply asked for does not fit the request (an
 	// answer to a permission request, an allow of a request whose input
 	// was not kept); deny it instead.

@@ -28,11 +28,13 @@ func Follow(ctx context.Context, f Follower, adapter Adapter, task Task, onEvent
 	s := newStream(adapter.NewParser(task), onEvent)
 	res, err := f.Follow(ctx, task.Workspace, task.ID, s.output)
 	s.flush()
-	o := s.tally.outcome(end{
+	e := end{
 		exitCode:   res.ExitCode,
 		stderrTail: string(res.StderrTail),
 		stopped:    res.Stopped || ctx.Err() != nil,
-	})
+	}
+	e.notInKennel(adapter)
+	o := s.tally.outcome(e)
 	o.Prepared, o.Recorded = s.prepared, s.recorded
 	if err != nil {
 		return o, fmt.Errorf("harness: follow %s: %w", name, err)

@@ -34,7 +34,7 @@ type GeminiAdapter struct{ acpTwoWay }
 
 // Traits implements Adapter.
 func (GeminiAdapter) Traits() Traits {
-	return Traits{ReadOnly: true, ResumeUsage: UsagePerRun, TwoWay: true, Relays: []Kind{KindPermission}}
+	return acpTraits(Traits{ReadOnly: true, ResumeUsage: UsagePerRun})
 }
 
 // TwoWayInvocation implements TwoWay.

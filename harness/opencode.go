@@ -22,7 +22,65 @@ const OpenCodeDefaultModel = "anthropic/claude-sonnet-4-5"
 // and the last step_finish has reason "stop". It ignores SIGINT in run mode;
 // the kennel's stop escalates to SIGTERM. It gets the credentials of its
 // model's provider only, plus OPENCODE_CONFIG_CONTENT.
-type OpenCodeAdapter struct{}
+//
+// Two-way (TwoWay, acp.go), it runs `opencode acp`, OpenCode's Agent
+// Client Protocol agent (opencode.ai/docs/cli/acp: newline-delimited
+// JSON-RPC on stdio, protocol version 1; it runs until stdin closes).
+// `opencode acp` takes no model flag, and OpenCode allows edits and shell
+// commands without asking by default (HARNESSES.md §6.2), so the run's
+// OPENCODE_CONFIG_CONTENT is the owner's with "model" set and the edit,
+// bash and webfetch permissions set to "ask" (an owner's "deny" stays):
+// then OpenCode asks session/request_permission before each. That the
+// "ask" rules reach the ACP client as permission requests is from
+// OpenCode's documentation and source, not from a run observed here.
+type OpenCodeAdapter struct{ acpTwoWay }
+
+// TwoWayInvocation implements TwoWay.
+func (a OpenCodeAdapter) TwoWayInvocation(task Task, mode TwoWayMode, creds Credentials) (Invocation, error) {
+	if err := a.checkMode(task, mode); err != nil {
+		return Invocation{}, fmt.Errorf("harness: opencode two-way invocation: %w", err)
+	}
+	model := task.Model
+	if model == "" {
+		model = OpenCodeDefaultModel
+	}
+	cfg, err := openCodeACPConfig(creds[envOpenCodeConfigContent], model)
+	if err != nil {
+		return Invocation{}, fmt.Errorf("harness: opencode two-way invocation: %w", err)
+	}
+	env := buildEnv([]string{"OPENCODE_DISABLE_AUTOUPDATE=1", envOpenCodeConfigContent + "=" + cfg}, creds, providerEnv[providerOf(model)]...)
+	return Invocation{Argv: []string{"opencode", "acp"}, Env: env}, nil
+}
+
+// openCodeAsk are the permissions a two-way run sets to "ask".
+var openCodeAsk = []string{"bash", "edit", "webfetch"}
+
+// openCodeACPConfig is the configuration of a two-way run: the owner's
+// (a JSON object, or empty) with model and the ask permissions.
+func openCodeACPConfig(owner, model string) (string, error) {
+	cfg := map[string]any{}
+	if strings.TrimSpace(owner) != "" {
+		if err := json.Unmarshal([]byte(owner), &cfg); err != nil || cfg == nil {
+			return "", fmt.Errorf("%w: %s is not a JSON object", ErrInvalidTask, envOpenCodeConfigContent)
+		}
+	}
+	cfg["model"] = model
+	perm, _ := cfg["permission"].(map[string]any)
+	if perm == nil {
+		perm = map[string]any{}
+	}
+	for _, k := range openCodeAsk {
+		if perm[k] != "deny" {
+			perm[k] = "ask"
+		}
+	}
+	cfg["permission"] = perm
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", envOpenCodeConfigContent, err)
+	}
+	return string(b), nil
+}
 
 // Name implements Adapter.
 func (OpenCodeAdapter) Name() Name { return OpenCode }
@@ -61,10 +119,14 @@ func (OpenCodeAdapter) Keys() []Key {
 // Traits implements Adapter. No read-only mode is offered: HARNESSES.md §6.2 lists --agent plan but did not run it, and
 // the observed way to refuse edits (a permission set to "ask" in the
 // configuration) stops the run at the first refusal.
-func (OpenCodeAdapter) Traits() Traits { return Traits{ResumeUsage: UsagePerRun} }
+func (OpenCodeAdapter) Traits() Traits {
+	return acpTraits(Traits{ResumeUsage: UsagePerRun})
+}
 
 // NewParser implements Adapter.
-func (OpenCodeAdapter) NewParser(Task) Parser { return &openCodeParser{} }
+func (OpenCodeAdapter) NewParser(task Task) Parser {
+	return &formatOr{rpc: isACP, twoWay: newACPParser(task), otherwise: &openCodeParser{}}
+}
 
 // openCodeParser reads `opencode run --format json`.
 type openCodeParser struct {

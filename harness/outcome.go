@@ -109,6 +109,12 @@ type end struct {
 	stopped    bool
 	// program is the CLI the run started (argv[0]), when known.
 	program string
+	// missing, when set, is the failure of a run whose program is not in
+	// the kennel (the adapter's own words; missingCLI).
+	missing string
+	// failure, when set, is why the run failed, known before its output
+	// is read (a handshake not answered in time).
+	failure string
 }
 
 // outcome combines the stream with how the process ended.
@@ -135,6 +141,8 @@ func (t *tally) outcome(e end) Outcome {
 // failure explains an unsuccessful run in one message.
 func (t *tally) failure(e end) string {
 	switch {
+	case e.failure != "":
+		return e.failure
 	case e.timedOut && e.timeout > 0:
 		return "timed out after " + e.timeout.String()
 	case e.timedOut:
@@ -146,8 +154,10 @@ func (t *tally) failure(e end) string {
 	case t.lastError != "":
 		return t.lastError
 	}
-	if e.program != "" && !t.terminal && e.exitCode == exitNotFound &&
-		strings.Contains(e.stderrTail, "fetch-shim: start ") {
+	if e.program != "" && !t.terminal && e.exitCode == exitNotFound && shimNotStarted(e.stderrTail) {
+		if e.missing != "" {
+			return e.missing
+		}
 		return fmt.Sprintf("%s is not installed in the kennel image: build the image with it: %s",
 			e.program, kennel.BuildCommand("", e.program))
 	}
@@ -164,6 +174,19 @@ func (t *tally) failure(e end) string {
 		msg += ": " + s
 	}
 	return msg
+}
+
+// shimNotStarted tells whether a run's stderr says that fetch-shim could
+// not start its program: "fetch-shim: start …" from a plain run, and
+// "fetch-shim: prepare: exec: …" (the lookup) or "fetch-shim: prepare:
+// start …" from a run with a Task.Prepare.
+func shimNotStarted(tail string) bool {
+	for _, s := range []string{"fetch-shim: start ", "fetch-shim: prepare: exec: ", "fetch-shim: prepare: start "} {
+		if strings.Contains(tail, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // ansiEscape matches terminal colour and cursor sequences.

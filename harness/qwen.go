@@ -84,7 +84,7 @@ func (a QwenAdapter) TwoWayInvocation(task Task, mode TwoWayMode, creds Credenti
 // Qwen Code (only --yolo was run). A resumed session's result.usage counts
 // the whole session.
 func (QwenAdapter) Traits() Traits {
-	return Traits{ResumeUsage: UsageCumulative, TwoWay: true, Relays: []Kind{KindPermission}}
+	return acpTraits(Traits{ResumeUsage: UsageCumulative})
 }
 
 var qwenTools = claudeFlavor{

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/fetch-dev/fetch/kennel"
 )
@@ -72,9 +74,14 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 			return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: %w", name, err)
 		}
 	}
-	res, execErr := runner.Exec(ctx, spec, func(stream kennel.Stream, line []byte) {
-		if stream == kennel.Stdout && onLine != nil {
-			onLine(line)
+	execCtx, hs := watchHandshake(ctx, adapter, &spec)
+	defer hs.stop()
+	res, execErr := runner.Exec(execCtx, spec, func(stream kennel.Stream, line []byte) {
+		if stream == kennel.Stdout {
+			hs.line(line)
+			if onLine != nil {
+				onLine(line)
+			}
 		}
 		s.output(stream, line)
 	})
@@ -83,17 +90,25 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 	}
 	s.flush()
 	timedOut := res.TimedOut || errors.Is(execErr, kennel.ErrTimeout)
-	if execErr != nil && !timedOut && ctx.Err() == nil {
+	unanswered := hs.failed() && ctx.Err() == nil
+	if execErr != nil && !timedOut && !unanswered && ctx.Err() == nil {
 		return Outcome{ExitCode: -1}, fmt.Errorf("harness: run %s: exec: %w", name, execErr)
 	}
-	o := s.tally.outcome(end{
+	e := end{
 		exitCode:   res.ExitCode,
 		stderrTail: string(res.StderrTail),
 		timedOut:   timedOut,
 		timeout:    task.Timeout,
 		stopped:    res.Stopped || ctx.Err() != nil,
 		program:    inv.Argv[0],
-	})
+	}
+	e.notInKennel(adapter)
+	if unanswered {
+		// Fetch stopped the run because the CLI never answered its
+		// handshake: that is the failure, not a stop.
+		e.stopped, e.failure = false, hs.message
+	}
+	o := s.tally.outcome(e)
 	o.Prepared, o.Recorded = s.prepared, s.recorded
 
 	if !measure {
@@ -118,4 +133,128 @@ func execute(ctx context.Context, runner Runner, adapter Adapter, task Task, inv
 		return o, fmt.Errorf("harness: run %s: %w", name, context.Cause(ctx))
 	}
 	return o, nil
+}
+
+// handshaker is an adapter whose CLI must answer Fetch's opening within a
+// bound (a generic ACP agent, whose command may be anything): bound is how
+// long it has from the start of the run, answered tells the line that
+// answers, message is the run's failure when none came.
+type handshaker interface {
+	handshakeBound() (bound time.Duration, answered func(line []byte) bool, message string)
+}
+
+// missingCLI is an adapter that says itself what a run whose program is
+// not in the kennel failed with: the program and the message.
+type missingCLI interface {
+	notInKennel() (program, message string)
+}
+
+// notInKennel takes the adapter's own words for a program the kennel does
+// not have, when it has some.
+func (e *end) notInKennel(adapter Adapter) {
+	if m, ok := adapter.(missingCLI); ok {
+		e.program, e.missing = m.notInKennel()
+	}
+}
+
+// handshakeWatch stops a run whose CLI did not answer its handshake in
+// time: its timer cancels the exec's context. The timer is its only
+// goroutine; stop ends it.
+type handshakeWatch struct {
+	answered func([]byte) bool
+	message  string
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	done     bool // answered, or the run is over
+	expired  bool
+	cancel   context.CancelCauseFunc
+	disabled bool
+}
+
+// errHandshake is the cause of a run stopped by its handshake's bound.
+var errHandshake = errors.New("the CLI did not answer its handshake in time")
+
+// watchHandshake returns the context of the exec and its watch: for an
+// adapter that is not a handshaker, ctx and a watch that does nothing.
+// The bound runs from the start of the process (spec.Started), or from now
+// when nobody is told of it.
+func watchHandshake(ctx context.Context, adapter Adapter, spec *kennel.ExecSpec) (context.Context, *handshakeWatch) {
+	h, ok := adapter.(handshaker)
+	if !ok {
+		return ctx, &handshakeWatch{disabled: true}
+	}
+	bound, answered, message := h.handshakeBound()
+	if bound <= 0 {
+		return ctx, &handshakeWatch{disabled: true}
+	}
+	execCtx, cancel := context.WithCancelCause(ctx)
+	w := &handshakeWatch{answered: answered, message: message, cancel: cancel}
+	arm := func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.done || w.timer != nil {
+			return
+		}
+		w.timer = time.AfterFunc(bound, w.expire)
+	}
+	if started := spec.Started; started != nil {
+		spec.Started = func() {
+			arm()
+			started()
+		}
+	} else {
+		arm()
+	}
+	return execCtx, w
+}
+
+func (w *handshakeWatch) expire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.done, w.expired = true, true
+	w.cancel(errHandshake)
+}
+
+// line sees each stdout line until the handshake is answered.
+func (w *handshakeWatch) line(l []byte) {
+	if w.disabled {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || !w.answered(l) {
+		return
+	}
+	w.done = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// failed tells whether the watch stopped the run.
+func (w *handshakeWatch) failed() bool {
+	if w.disabled {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.expired
+}
+
+// stop ends the watch and releases its context.
+func (w *handshakeWatch) stop() {
+	if w.disabled {
+		return
+	}
+	w.mu.Lock()
+	w.done = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.mu.Unlock()
+	w.cancel(nil)
 }

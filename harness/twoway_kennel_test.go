@@ -48,9 +48,21 @@ var runSeq int
 // test's goroutine, as the task engine does from its own.
 func driveTwoWay(t *testing.T, k *kennel.Kennel, ws string, r twoWayRun) (harness.Outcome, []harness.Event) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
 	a := harness.ClaudeAdapter{}
+	runSeq++
+	task := harness.Task{ID: fmt.Sprintf("twoway-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), runSeq), Goal: r.goal, Workspace: ws, ResumeID: r.resume, Timeout: time.Minute}
+	o, evs, _ := driveRun(t, 2*time.Minute, testRunner{k}, a, task, r.mode, harness.Credentials{}, func(ev harness.Event) []byte { return r.decide(a, ev) })
+	return o, evs
+}
+
+// driveRun runs task on adapter through RunTwoWay with runner, its stdin
+// a pipe, and answers each request with decide (nil: no reply) from the
+// test's goroutine. It returns the outcome, the events and the messages
+// written to the CLI's stdin.
+func driveRun(t *testing.T, limit time.Duration, runner harness.Runner, adapter harness.Adapter, task harness.Task, mode harness.TwoWayMode, creds harness.Credentials, decide func(ev harness.Event) []byte) (harness.Outcome, []harness.Event, []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	defer cancel()
 	events := make(chan harness.Event, 4096) // onEvent must not block
 	var in *pipeInput
 	attach := func(spec *kennel.ExecSpec) (harness.Input, error) {
@@ -59,15 +71,13 @@ func driveTwoWay(t *testing.T, k *kennel.Kennel, ws string, r twoWayRun) (harnes
 		in = &pipeInput{w: pw}
 		return in, nil
 	}
-	runSeq++
-	task := harness.Task{ID: fmt.Sprintf("twoway-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), runSeq), Goal: r.goal, Workspace: ws, ResumeID: r.resume, Timeout: time.Minute}
 	type result struct {
 		o   harness.Outcome
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, err := harness.RunTwoWay(ctx, testRunner{k}, a, task, r.mode, harness.Credentials{}, attach, func(ev harness.Event) { events <- ev })
+		o, err := harness.RunTwoWay(ctx, runner, adapter, task, mode, creds, attach, func(ev harness.Event) { events <- ev })
 		close(events)
 		done <- result{o, err}
 	}()
@@ -77,7 +87,7 @@ func driveTwoWay(t *testing.T, k *kennel.Kennel, ws string, r twoWayRun) (harnes
 		if ev.Request == nil || ev.Kind == harness.KindRequestCancelled {
 			continue
 		}
-		if msg := r.decide(a, ev); msg != nil {
+		if msg := decide(ev); msg != nil {
 			if err := in.Send(ctx, msg); err != nil {
 				t.Errorf("send reply to %s: %v", ev.Kind, err)
 			}
@@ -87,7 +97,13 @@ func driveTwoWay(t *testing.T, k *kennel.Kennel, ws string, r twoWayRun) (harnes
 	if res.err != nil {
 		t.Fatalf("RunTwoWay: %v", res.err)
 	}
-	return res.o, evs
+	var sent []string
+	if in != nil {
+		for _, m := range in.sent {
+			sent = append(sent, string(m))
+		}
+	}
+	return res.o, evs, sent
 }
 
 // testRunner hides everything of the kennel but Exec.

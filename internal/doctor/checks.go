@@ -165,6 +165,9 @@ type Harness struct {
 	// Keys are the secret variables the harness may take; Set those of
 	// them that are set.
 	Keys, Set []string
+	// OneShot: the CLI has no two-way mode (harness.Traits.TwoWay is
+	// false: Aider, Cursor), so its runs bypass its permissions.
+	OneShot bool
 }
 
 // CLIChecks say, from the probe, which harnesses' CLIs the image holds.
@@ -202,6 +205,22 @@ func Defaults(hs []Harness) []string {
 		if h.Default {
 			out = append(out, h.Program)
 		}
+	}
+	return out
+}
+
+// BypassChecks warn, for each harness without a two-way mode that is the
+// default or installed (installed as for KeyChecks), that its runs bypass
+// its permissions: the owner's policy and approvals do not reach it, and
+// the kennel is the only boundary. A warning, not a failure.
+func BypassChecks(hs []Harness, installed map[string]bool) []Check {
+	var out []Check
+	for _, h := range hs {
+		if !h.OneShot || (!h.Default && !installed[h.Program]) {
+			continue
+		}
+		out = append(out, Check{Name: "permissions " + h.Name, Status: Warn,
+			Detail: h.Name + " has no two-way mode: its runs bypass its permissions, and the kennel is the boundary"})
 	}
 	return out
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // Gemini CLI's and Qwen Code's two-way mode, the Agent Client Protocol, as
-// the fake plays it:
+// the fake plays it (and, in acp_agents.go, Copilot CLI's, OpenCode's and
+// a generic agent's):
 //
 //	gemini --acp [--model M]
 //	qwen --acp [--auth-type openai] [--model M]
@@ -136,6 +137,9 @@ func readACP(in io.Reader, stderr io.Writer) <-chan acpIn {
 }
 
 func (r *acpRun) initializeResult() obj {
+	if res, ok := r.agentResult(); ok {
+		return res
+	}
 	if r.qwen {
 		return obj{"protocolVersion": 1, "agentInfo": obj{"name": "qwen-code", "title": "Qwen Code", "version": "0.15.10"},
 			"authMethods":       []obj{{"id": "openai", "name": "Use OpenAI API key", "description": "Requires setting the `OPENAI_API_KEY` environment variable"}},
@@ -173,24 +177,20 @@ var errCancelled = errors.New("cancelled")
 // prompt plays one session/prompt turn and answers it.
 func (r *acpRun) prompt(m acpIn) {
 	var p struct {
-		SessionID string `json:"sessionId"`
-		Prompt    []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"prompt"`
+		SessionID string    `json:"sessionId"`
+		Prompt    []acpPart `json:"prompt"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil || p.SessionID == "" || p.SessionID != r.session {
 		r.fail(m.ID, -32602, "Invalid params", "Session not found: "+p.SessionID)
 		return
 	}
-	var text []string
-	for _, b := range p.Prompt {
-		if b.Type == "text" {
-			text = append(text, b.Text)
-		}
+	r.notes = nil
+	goal, err := r.parts(p.Prompt)
+	if err != nil {
+		r.fail(m.ID, -32602, "Invalid params", err.Error())
+		return
 	}
-	goal := strings.Join(text, "\n")
-	r.notes, r.sc = nil, parseScenario(goal)
+	r.sc = parseScenario(goal)
 	sess := &session{ID: r.session, CLI: r.inv.cli, Goal: goal, Turns: 1}
 	sess.path = sessionPath(r.inv, sess.ID)
 	if old, err := loadSession(invocation{cli: r.inv.cli, resume: r.session}); err == nil {
@@ -233,7 +233,7 @@ func (r *acpRun) prompt(m acpIn) {
 	}
 	r.say(strings.TrimSpace("Done. " + strings.Join(r.notes, " ")))
 	result := obj{"stopReason": "end_turn"}
-	if !r.qwen {
+	if r.inv.cli == "gemini" {
 		// Gemini CLI's usage of the turn (acpSession.ts: _meta.quota).
 		result["_meta"] = obj{"quota": obj{"token_count": obj{"input_tokens": fakeInputTokens, "output_tokens": fakeOutputTokens},
 			"model_usage": []obj{{"model": "gemini-2.5-pro", "token_count": obj{"input_tokens": fakeInputTokens, "output_tokens": fakeOutputTokens}}}}}
@@ -260,6 +260,22 @@ func (r *acpRun) ask(method string, params obj) (acpIn, error) {
 		}
 	}
 	return acpIn{}, errStdinClosed
+}
+
+// allowed asks for toolCall where the agent asks before a tool of kind,
+// and otherwise reports the call as started and goes ahead (the selected
+// option is then "auto").
+func (r *acpRun) allowed(kind string, toolCall obj, options []obj) (string, error) {
+	if r.asks(kind) {
+		return r.permission(toolCall, options)
+	}
+	started := obj{"sessionUpdate": "tool_call"}
+	for k, v := range toolCall {
+		started[k] = v
+	}
+	started["status"] = "in_progress"
+	r.update(started)
+	return "auto", nil
 }
 
 // permission asks for toolCall with options and returns the selected
@@ -322,7 +338,7 @@ func (r *acpRun) command(cmd string) error {
 			{"optionId": "cancel", "name": "Reject", "kind": "reject_once"},
 		}
 	}
-	opt, err := r.permission(call, options)
+	opt, err := r.allowed("bash", call, options)
 	if err != nil {
 		return err
 	}
@@ -361,7 +377,7 @@ func (r *acpRun) edit(name string) error {
 		call["rawInput"] = obj{"file_path": path, "old_string": string(before), "new_string": after}
 		options[0]["name"] = "Allow All Edits"
 	}
-	opt, err := r.permission(call, options)
+	opt, err := r.allowed("edit", call, options)
 	if err != nil {
 		return err
 	}

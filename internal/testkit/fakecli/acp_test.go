@@ -34,6 +34,12 @@ type acpLine struct {
 // each of its lines (send writes a client line).
 func playACPInProcess(t *testing.T, cli string, reply func(l acpLine, raw string, send func(string))) (int, string) {
 	t.Helper()
+	return playACPAs(t, invocation{cli: cli, acp: true}, reply)
+}
+
+// playACPAs is playACPInProcess for the invocation inv.
+func playACPAs(t *testing.T, inv invocation, reply func(l acpLine, raw string, send func(string))) (int, string) {
+	t.Helper()
 	t.Chdir(t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 	inR, inW := io.Pipe()
@@ -41,7 +47,7 @@ func playACPInProcess(t *testing.T, cli string, reply func(l acpLine, raw string
 	var stderr strings.Builder
 	code := make(chan int, 1)
 	go func() {
-		c := playACP(invocation{cli: cli, acp: true}, inR, outW, &stderr)
+		c := playACP(inv, inR, outW, &stderr)
 		outW.Close()
 		code <- c
 	}()
@@ -165,5 +171,95 @@ func TestACPCancel(t *testing.T) {
 	}
 	if _, err := os.Stat("a.txt"); err == nil {
 		t.Error("a.txt was written although the turn was cancelled")
+	}
+}
+
+// TestACPAgents: Copilot CLI, OpenCode and the generic pi-agent over ACP.
+// Each tells the image and link parts its prompt had; pi-agent
+// --no-images refuses an image part; OpenCode asks before an edit only
+// where its configuration says "ask", and edits without asking otherwise.
+func TestACPAgents(t *testing.T) {
+	const png = "iVBORw0KGgo=" // the PNG signature, 8 bytes
+	for _, tc := range []struct {
+		name   string
+		inv    invocation
+		config string // OPENCODE_CONFIG_CONTENT
+		asks   bool
+		refuse bool // the image part is refused
+	}{
+		{"copilot", invocation{cli: "copilot", acp: true}, "", true, false},
+		{"opencode default", invocation{cli: "opencode", acp: true}, "", false, false},
+		{"opencode ask", invocation{cli: "opencode", acp: true}, `{"permission":{"edit":"ask"}}`, true, false},
+		{"pi-agent", invocation{cli: piAgent, acp: true}, "", true, false},
+		{"pi-agent no images", invocation{cli: piAgent, acp: true, noImages: true}, "", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("OPENCODE_CONFIG_CONTENT", tc.config)
+			var asked int
+			var summary, result, failure string
+			code, stderr := playACPAs(t, tc.inv, func(l acpLine, raw string, send func(string)) {
+				switch {
+				case l.Method == "" && string(l.ID) == "1":
+					var r struct {
+						AgentCapabilities struct {
+							PromptCapabilities struct{ Image bool }
+						}
+					}
+					_ = json.Unmarshal(l.Result, &r)
+					if r.AgentCapabilities.PromptCapabilities.Image == tc.refuse {
+						t.Errorf("initialize declares image %v: %s", r.AgentCapabilities.PromptCapabilities.Image, l.Result)
+					}
+					send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + cwd() + `","mcpServers":[]}}`)
+				case l.Method == "" && string(l.ID) == "2":
+					var r struct{ SessionID string }
+					_ = json.Unmarshal(l.Result, &r)
+					send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + r.SessionID + `","prompt":[` +
+						`{"type":"text","text":"fix the page [ask-edit:a.txt]"},{"type":"image","mimeType":"image/png","data":"` + png + `"},` +
+						`{"type":"resource_link","uri":"file:///w/.fetch/in/log.txt","name":"log.txt"}]}}`)
+				case l.Method == "session/request_permission":
+					asked++
+					send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"proceed_once"}}}`, l.ID))
+				case l.Method == "session/update" && l.Params.Update.SessionUpdate == "agent_message_chunk":
+					var c struct{ Text string }
+					_ = json.Unmarshal(l.Params.Update.Content, &c)
+					if strings.HasPrefix(c.Text, "Done.") {
+						summary = c.Text
+					}
+				case l.Method == "" && string(l.ID) == "3":
+					result, failure = string(l.Result), string(l.Error)
+					send("")
+				}
+			})
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if tc.refuse {
+				if !strings.Contains(failure, "declared no image prompts") {
+					t.Fatalf("an image part to an agent without image prompts: result %s, error %s", result, failure)
+				}
+				return
+			}
+			if (asked == 1) != tc.asks {
+				t.Errorf("asked %d times, want asks=%v", asked, tc.asks)
+			}
+			for _, want := range []string{"Got an image part (image/png, 8 bytes).", "Got a link to file:///w/.fetch/in/log.txt.", "Edited a.txt."} {
+				if !strings.Contains(summary, want) {
+					t.Errorf("summary %q does not say %q", summary, want)
+				}
+			}
+			if b, err := os.ReadFile("a.txt"); err != nil || len(b) == 0 {
+				t.Errorf("a.txt %q, %v", b, err)
+			}
+		})
+	}
+}
+
+// TestPiAgentFlags: pi-agent takes --no-images and nothing else.
+func TestPiAgentFlags(t *testing.T) {
+	if inv, err := parsePiAgent([]string{"--no-images"}, io.Discard); err != nil || !inv.acp || !inv.noImages {
+		t.Errorf("--no-images: %+v, %v", inv, err)
+	}
+	if _, err := parsePiAgent([]string{"hello"}, io.Discard); err == nil {
+		t.Error("a positional argument was taken")
 	}
 }

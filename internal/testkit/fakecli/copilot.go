@@ -10,9 +10,11 @@ import (
 // parseCopilot accepts `copilot [flags] --prompt=…`.
 func parseCopilot(args []string, stderr io.Writer) (invocation, error) {
 	var inv invocation
-	var allowAllTools, allowAll, noAutoUpdate, silent bool
+	var allowAllTools, allowAll, noAutoUpdate, silent, acp, stdio bool
 	var format string
 	f := newFlags("copilot", stderr)
+	f.boolean(&acp, "acp")
+	f.boolean(&stdio, "stdio")
 	f.boolean(&allowAllTools, "allow-all-tools")
 	f.boolean(&allowAll, "allow-all", "yolo")
 	f.boolean(&noAutoUpdate, "no-auto-update")
@@ -24,6 +26,14 @@ func parseCopilot(args []string, stderr io.Writer) (invocation, error) {
 	pos, err := f.parse(args)
 	if err != nil {
 		return inv, err
+	}
+	if acp {
+		// The ACP server (acp.go); its model comes from COPILOT_MODEL.
+		inv.acp = true
+		if inv.prompt != "" || format != "" || len(pos) != 0 {
+			return inv, usagef("--acp takes its prompts over ACP, not --prompt or --output-format")
+		}
+		return inv, nil
 	}
 	switch {
 	case format != "json":

@@ -11,8 +11,10 @@
 // mode), it reads its prompt and the answers to its permission requests
 // and questions from stdin; twoway.go lists the goal's directives for it.
 //
-// Run as gemini or qwen with --acp, it speaks the Agent Client Protocol on
-// stdin and stdout; acp.go lists what it does.
+// Run as gemini, qwen or copilot with --acp, as `opencode acp`, or as
+// pi-agent (an ACP agent Fetch has no code for, for the generic ACP
+// harness), it speaks the Agent Client Protocol on stdin and stdout;
+// acp.go and acp_agents.go list what it does.
 //
 // Run as `codex app-server`, it speaks Codex's app-server protocol on stdin
 // and stdout; codex_appserver.go lists what it does.

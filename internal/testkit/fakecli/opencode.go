@@ -10,8 +10,24 @@ import (
 // parseOpenCode accepts `opencode run [flags] [--] message…`.
 func parseOpenCode(args []string, stderr io.Writer) (invocation, error) {
 	var inv invocation
+	if len(args) > 0 && args[0] == "acp" {
+		// The ACP agent (acp.go): its model and permissions come from
+		// OPENCODE_CONFIG_CONTENT.
+		var dir string
+		f := newFlags("opencode acp", stderr)
+		f.str(&dir, "cwd")
+		pos, err := f.parse(args[1:])
+		if err != nil {
+			return inv, err
+		}
+		if len(pos) != 0 {
+			return inv, usagef("opencode acp takes no message, got %q", pos)
+		}
+		inv.acp = true
+		return inv, nil
+	}
 	if len(args) == 0 || args[0] != "run" {
-		return inv, usagef("fakecli scripts only `opencode run`")
+		return inv, usagef("fakecli scripts only `opencode run` and `opencode acp`")
 	}
 	var format, agent string
 	var cont, auto bool

@@ -32,9 +32,11 @@ type invocation struct {
 	// twoWay: claude --input-format stream-json: the prompt and the
 	// answers come on stdin (twoway.go).
 	twoWay bool
-	// acp: gemini or qwen --acp: the Agent Client Protocol on stdin and
-	// stdout (acp.go).
+	// acp: gemini, qwen or copilot --acp, opencode acp, pi-agent: the
+	// Agent Client Protocol on stdin and stdout (acp.go).
 	acp bool
+	// noImages: pi-agent --no-images declares no image prompts.
+	noImages bool
 }
 
 // emitter writes one CLI's output format. The scenarios call it in this
@@ -100,12 +102,14 @@ func lookupCLI(name string) (cli, bool) {
 		return cli{parseCursor, newCursor, 1, []string{"CURSOR_API_KEY"}}, true
 	case "aider":
 		return cli{parseAider, newAider, 0, []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}}, true
+	case piAgent:
+		return cli{parse: parsePiAgent, failCode: 1}, true
 	}
 	return cli{}, false
 }
 
 func cliNames() []string {
-	return []string{"claude", "codex", "gemini", "copilot", "opencode", "qwen", "cursor-agent", "aider"}
+	return []string{"claude", "codex", "gemini", "copilot", "opencode", "qwen", "cursor-agent", "aider", piAgent}
 }
 
 // scenario is what the prompt asks the fake to do.
