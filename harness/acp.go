@@ -116,14 +116,15 @@ type acpBlock struct {
 	Name     string `json:"name,omitempty"`
 }
 
-// acpPromptBlocks are the blocks of a run's opening prompt: the text,
-// which always names the attachments (AttachmentNote), so an agent that
-// takes no image still reads them from the work tree; then each image
+// acpPromptBlocks are the blocks of a run's opening prompt: the text
+// (Prompt, which always names the attachments: AttachmentNote, so an
+// agent that takes no image still reads them from the work tree); then
+// each image
 // attachment as an image block when the agent takes images, and every
 // other attachment as a resource_link to its file. Attachment data never
 // goes into the text.
 func acpPromptBlocks(text string, atts []Attachment, images bool) []acpBlock {
-	blocks := []acpBlock{{Type: "text", Text: text + AttachmentNote(atts)}}
+	blocks := []acpBlock{{Type: "text", Text: text}}
 	for _, a := range atts {
 		if images && a.IsImage() && len(a.Data) > 0 {
 			blocks = append(blocks, acpBlock{Type: "image", MimeType: a.MediaType, Data: a.Data})

@@ -173,7 +173,7 @@ func TestACPImageParts(t *testing.T) {
 			t.Errorf("images %v: parts %q, want %q", images, types, want)
 		}
 		text := m.Params.Prompt[0].Text
-		if !strings.HasPrefix(text, Prompt(task)) || !strings.HasSuffix(text, AttachmentNote(atts)) {
+		if text != Prompt(task) || !strings.Contains(text, AttachmentNote(atts)) || strings.Count(text, "The user attached") != 1 {
 			t.Errorf("text %q", text)
 		}
 		if strings.Contains(string(got[0]), `"data":"boom"`) || strings.Contains(text, "iVBOR") || strings.Contains(string(got[0]), "Ym9vbQ") {

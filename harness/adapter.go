@@ -369,3 +369,19 @@ func buildEnv(fixed []string, creds Credentials, keys ...string) []string {
 	env := slices.Concat(commonEnv, fixed)
 	return append(env, creds.env(keys...)...)
 }
+
+// RunsOneShot tells whether a task on CLI name runs one-shot, with its
+// permissions bypassed (the kennel is then the only boundary): a CLI
+// without a two-way mode, or a two-way CLI for a task nobody in a chat can
+// answer (withChat false), unless the CLI has only a two-way mode.
+func RunsOneShot(name Name, withChat bool) bool {
+	a, err := NewRegistry().Get(name)
+	if err != nil {
+		return false
+	}
+	tr := a.Traits()
+	return !tr.TwoWay || !withChat && !tr.TwoWayOnly
+}
+
+// BypassNote is what the owner is told of a one-shot run.
+const BypassNote = "runs one-shot: its permissions are bypassed, and the kennel is the boundary"

@@ -34,6 +34,9 @@ func CheckModel(name Name, model string) error {
 	if !safeModel.MatchString(model) || len(model) > 200 {
 		return fmt.Errorf("harness: model %q is not a model name: %w", model, ErrInvalidTask)
 	}
+	if IsACPName(name) {
+		return fmt.Errorf("harness: %s takes no model from Fetch (ACP has no standard way to set one): set it in the agent's own configuration: %w", name, ErrInvalidTask)
+	}
 	m, ok := modelNames[name]
 	if !ok {
 		return nil

@@ -99,6 +99,9 @@ type Task struct {
 	Harness   string
 	Workspace string
 	StartedAt time.Time
+	// Bypass: its CLI runs one-shot, its permissions bypassed (the
+	// kennel is the boundary).
+	Bypass bool
 }
 
 // Prompt is what Fetch waits for the owner to answer.
@@ -316,6 +319,9 @@ func status(_ string, st State) Response {
 		b.WriteString("Task: none running")
 	} else {
 		fmt.Fprintf(&b, "Task: %s on %s in %s, running for %s — %s", st.Task.ID, st.Task.Harness, st.Task.Workspace, elapsed(st.Now.Sub(st.Task.StartedAt)), truncate(st.Task.Goal, 120))
+		if st.Task.Bypass {
+			fmt.Fprintf(&b, "\n  (%s runs one-shot: its permissions are bypassed, and the kennel is the boundary)", st.Task.Harness)
+		}
 	}
 	autonomy := st.Autonomy
 	if autonomy == "" {

@@ -59,7 +59,7 @@ func newBrain(cfg Config, db *store.DB, log *slog.Logger, deps brainDeps) (*brai
 		Logger:    log.With("component", "agent"),
 		MaxRounds: cfg.MaxRounds, TurnTime: cfg.TurnTimeout, ApprovalTTL: cfg.ApprovalTTL,
 		Budget:    b.budget,
-		Harnesses: harnessNames(harness.NewRegistry()),
+		Harnesses: harnessNames(harness.NewRegistry(), cfg.Harness),
 	})
 	if err != nil {
 		client.Close()
@@ -133,10 +133,13 @@ var (
 // harnessNames are the harnesses the task engine knows (it builds its
 // registry the same way), for the agent to name when a call asks for
 // another.
-func harnessNames(r *harness.Registry) []string {
+func harnessNames(r *harness.Registry, def string) []string {
 	var out []string
 	for _, n := range r.Names() {
 		out = append(out, string(n))
+	}
+	if harness.IsACPName(harness.Name(def)) {
+		out = append(out, def)
 	}
 	return out
 }

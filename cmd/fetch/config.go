@@ -119,7 +119,10 @@ const configHelp = `Configuration (environment):
                        prunes at start and daily, fetch prune on demand
   FETCH_GIT_INTERVAL   how often a watched workspace's upstream is fetched, e.g. 5m; 0 never (default 5m)
   FETCH_HARNESS        the coding CLI tasks use unless told otherwise (default claude): claude, codex,
-                       gemini, copilot, opencode, qwen, aider or cursor (the CLI must be in the kennel image)
+                       gemini, copilot, opencode, qwen, aider or cursor (the CLI must be in the kennel image),
+                       or acp:COMMAND [ARGS…] for any agent in the kennel that speaks the Agent Client
+                       Protocol (e.g. acp:goose acp): it runs two-way, gets no key from Fetch, and reaches
+                       only the hosts you allowed (fetch workspace hosts)
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
   FETCH_TASK_BUDGET_USD   dollars one task may cost (its coding CLI and Fetch's own LLM calls for it); a running
                        task that passes it is stopped and fails (default 0: no cap)
@@ -442,7 +445,11 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		c.Engines[i] = r
 	}
 	if _, err := harness.NewRegistry().Get(harness.Name(c.Harness)); err != nil {
-		problems = append(problems, fmt.Sprintf("%s must be one of %v, got %q", envHarness, harness.NewRegistry().Names(), c.Harness))
+		if harness.IsACPName(harness.Name(c.Harness)) {
+			problems = append(problems, fmt.Sprintf("%s: %v", envHarness, err))
+		} else {
+			problems = append(problems, fmt.Sprintf("%s must be one of %v or acp:COMMAND [ARGS…], got %q", envHarness, harness.NewRegistry().Names(), c.Harness))
+		}
 	}
 	if v := strings.TrimSpace(getenv(envTaskTimeout)); v != "" {
 		d, err := time.ParseDuration(v)

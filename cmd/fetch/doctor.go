@@ -141,6 +141,7 @@ func checkAll(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Repor
 	r.Add(ws)
 	r.Add(doctor.WorkspaceGitChecks(cfg.Workspaces, filepath.Join(cfg.DataDir, "repos"))...)
 	r.Add(doctor.KeyChecks(hs, installed)...)
+	r.Add(doctor.BypassChecks(hs, installed)...)
 	var engine kennel.Docker
 	if ok {
 		engine = local
@@ -219,7 +220,7 @@ func doctorHarnesses(cfg Config) []doctor.Harness {
 	var out []doctor.Harness
 	for _, n := range reg.Names() {
 		a, _ := reg.Get(n)
-		h := doctor.Harness{Name: string(n), Program: program(a), Default: string(n) == cfg.Harness}
+		h := doctor.Harness{Name: string(n), Program: program(a), Default: string(n) == cfg.Harness, OneShot: !a.Traits().TwoWay}
 		for _, k := range a.Keys() {
 			if !k.Secret {
 				continue
@@ -230,6 +231,10 @@ func doctorHarnesses(cfg Config) []doctor.Harness {
 			}
 		}
 		out = append(out, h)
+	}
+	if a, err := harness.ParseACP(harness.Name(cfg.Harness)); err == nil {
+		// A generic ACP agent: its command must be in the image.
+		out = append(out, doctor.Harness{Name: cfg.Harness, Program: a.Program(), Default: true})
 	}
 	return out
 }

@@ -26,7 +26,7 @@ func newMetrics(cfg Config, db *store.DB) *metrics.Metrics {
 	for i, s := range taskStates {
 		states[i] = string(s)
 	}
-	return metrics.New(metrics.Config{Source: db, TaskStates: states, Harnesses: harnessNames(harness.NewRegistry())})
+	return metrics.New(metrics.Config{Source: db, TaskStates: states, Harnesses: harnessNames(harness.NewRegistry(), cfg.Harness)})
 }
 
 // metricsServer serves the metrics at FETCH_METRICS_ADDR while fetch

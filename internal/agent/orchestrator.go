@@ -89,7 +89,8 @@ func nonEmpty(field, v string) error {
 // knownHarness fails for a harness the engine does not know, naming the
 // ones it does; "" (the default harness) and a setup that lists none pass.
 func (a *Agent) knownHarness(h string) error {
-	if h == "" || len(a.cfg.Harnesses) == 0 || slices.Contains(a.cfg.Harnesses, h) {
+	// A generic ACP agent (acp:COMMAND) is checked by the task engine.
+	if h == "" || len(a.cfg.Harnesses) == 0 || slices.Contains(a.cfg.Harnesses, h) || strings.HasPrefix(h, "acp:") {
 		return nil
 	}
 	return fieldError("harness", "unknown harness %q (known: %s)", h, strings.Join(a.cfg.Harnesses, ", "))

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/intent"
 	"github.com/fetch-dev/fetch/internal/chat"
@@ -442,7 +443,8 @@ func RunningTask(ctx context.Context, ts Tasks, conversationID string) (*instinc
 
 // instinctTask is a task as the instincts show it.
 func instinctTask(t task.Task) *instincts.Task {
-	return &instincts.Task{ID: t.ID, Goal: t.Goal, Harness: t.Harness, Workspace: t.Workspace, StartedAt: t.StartedAt}
+	return &instincts.Task{ID: t.ID, Goal: t.Goal, Harness: t.Harness, Workspace: t.Workspace, StartedAt: t.StartedAt,
+		Bypass: t.Mode == task.Work && harness.RunsOneShot(harness.Name(t.Harness), t.ConversationID != "")}
 }
 
 // running is RunningTask of the configured engine (nil without one).

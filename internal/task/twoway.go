@@ -164,11 +164,14 @@ func (s *steering) set(taskID string, st *steer) {
 // keep stdin open. Tasks from the command line (fetch task run) stay
 // one-shot: nobody is there to answer.
 func (e *Engine) twoWayMode(ctx context.Context, t Task) harness.TwoWayMode {
-	if t.ConversationID == "" || t.Mode != Work {
+	if t.Mode != Work {
 		return ""
 	}
 	a, err := e.cfg.Harnesses.Get(harness.Name(t.Harness))
 	if err != nil || !a.Traits().TwoWay {
+		return ""
+	}
+	if t.ConversationID == "" && !a.Traits().TwoWayOnly {
 		return ""
 	}
 	if _, ok := a.(harness.TwoWay); !ok {
@@ -186,6 +189,10 @@ func (e *Engine) twoWayMode(ctx context.Context, t Task) harness.TwoWayMode {
 	}
 	return harness.ModeWork
 }
+
+// noOneToAsk is the answer to what a terminal task's CLI asks that the
+// policy leaves to the owner.
+const noOneToAsk = "Nobody can answer this now: the task was started from the terminal, not from a chat. It is denied; the owner can allow it in the workspace's policy (/policy) or run the task from chat."
 
 // errLoopGuard stops a run whose CLI keeps asking for what was denied.
 var errLoopGuard = errors.New("stopped by the loop guard")
@@ -430,6 +437,12 @@ func (s *steer) request(ctx context.Context, ev harness.Event) {
 		}
 	default: // a question, a plan: only the owner answers
 		view.State = RequestPending
+	}
+	if view.State == RequestPending && s.t.ConversationID == "" {
+		// A task from the terminal that must run two-way (a generic ACP
+		// agent): nobody is in a chat to ask, so what the policy would ask
+		// about is denied, and the CLI told why.
+		view.State, view.By, view.Answer = RequestDenied, ByPolicy, noOneToAsk
 	}
 	if view.State == RequestPending {
 		view.ExpiresAt = view.CreatedAt.Add(s.e.approvalTTL())
