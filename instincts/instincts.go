@@ -232,6 +232,7 @@ func New() *Set {
 		{"policy", "/policy", "what the coding CLI may do unasked", "/policy, /policy remove ID: what the coding CLI may do without asking you, and the remembered rules (remove: owner only)", nil},
 		{"continue", "/continue", "tell a task what to do next", "/continue TASK_ID TEXT: a running task's CLI gets TEXT at its next turn (or as its next run); an ended task continues with it on its own branch, and an open pull request gets the commits (the result's Continue button)", nil},
 		{"retry", "/retry", "run a failed task again", "/retry TASK_ID: run a task that failed, was stopped or needs attention again, as it was asked, on its branch", nil},
+		{"model", "/model", "the coding CLI's model for tasks here", "/model NAME, /model default: the coding CLI's model this conversation's tasks use (claude: sonnet, opus, haiku; codex: gpt-…); a CLI that does not take it refuses the task with the names it takes", nil},
 		{"withdraw", "/withdraw", "take back a waiting message", "/withdraw MESSAGE_ID: take back a message that waits for a task's next run (the Take it back button)", nil},
 		{"req", "/req", "answer a coding CLI's request by id", "/req ID allow|task|always|deny [reason]|answer TEXT|approve|revise TEXT|cancel|full: answer a coding CLI's request by its id (the buttons send these)", nil},
 	}

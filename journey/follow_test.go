@@ -25,9 +25,9 @@ func taskMessage(callID, id, text string) testkit.Step {
 	return testkit.Use(testkit.Call{ID: callID, Name: "task_message", Arguments: string(args)})
 }
 
-// startOn DMs request, for which the model starts goal on cli in app, and
+// startOnCLI DMs request, for which the model starts goal on cli in app, and
 // returns the mark before it and the task's id.
-func (w *world) startOn(cli, request, goal string) (mark, string) {
+func (w *world) startOnCLI(cli, request, goal string) (mark, string) {
 	w.t.Helper()
 	w.llm.Script(taskCreateOn("call-app", goal, "app", cli), testkit.Say("Started it."))
 	m := w.send(ownerID, request)
@@ -51,7 +51,7 @@ func TestJourneyFollowUpAddsToTheBranchAndPullRequest(t *testing.T) {
 			t.Parallel()
 			w := newShipWorld(t, nil)
 			w.start()
-			m, id := w.startOn(cli, "add a health endpoint to app", "add a health endpoint [file:health.go]")
+			m, id := w.startOnCLI(cli, "add a health endpoint to app", "add a health endpoint [file:health.go]")
 			res := w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
 			w.awaitNew(m, prRe(id), "the pull request's link")
 			tip := w.gh.Tip(shipRepo, "fetch/"+id)
@@ -136,7 +136,7 @@ func TestJourneyMessageReachesTheRunningCLI(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, "app")
 			w.start()
-			_, id := w.startOn(cli, "add a health endpoint to app", "add a health endpoint [scenario:await-message] [file:health.go]")
+			_, id := w.startOnCLI(cli, "add a health endpoint to app", "add a health endpoint [scenario:await-message] [file:health.go]")
 			w.llm.Script(taskMessage("call-msg", id, "fix it: also log the errors"), testkit.Say("Passing it on."))
 			m := w.send(ownerID, "fix it: also log the errors")
 			w.awaitNew(m, regexp.MustCompile(`📨 Sent to task `+id+`'s `+cli+` while it works`), "word that the message went to the CLI")
@@ -156,7 +156,7 @@ func TestJourneyMessageToAOneShotCLIIsQueued(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "app")
 	w.start()
-	_, id := w.startOn("cursor", "add a note to app", "add a note [scenario:slow:6]")
+	_, id := w.startOnCLI("cursor", "add a note to app", "add a note [scenario:slow:6]")
 	w.llm.Script(taskMessage("call-msg", id, "also add the date to it"), testkit.Say("Noted."))
 	m := w.send(ownerID, "also add the date to it")
 	queued := w.awaitNew(m, regexp.MustCompile(`📥 Task `+id+`'s cursor takes no message while it works`), "word that the message waits")
@@ -216,4 +216,34 @@ func TestJourneyPictureReachesTheCLI(t *testing.T) {
 			t.Errorf("the agent was asked %d times about a message whose file was refused", n)
 		}
 	})
+}
+
+// F6: /model picks the coding CLI's model for the conversation's tasks
+// (the CLI is started with it); fetch task run --model with a name the CLI
+// does not take is refused with the names it takes, and nothing starts.
+func TestJourneyModelPerTask(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	w.start()
+	w.ask(ownerID, "/model opus", regexp.MustCompile(`^Tasks here use the model opus from now on`))
+	m, id := w.startOnCLI("claude", "add a note to app", "add a note")
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+	out, err := w.fetchCLI("task", "show", "--json", id)
+	if err != nil {
+		t.Fatalf("fetch task show: %v\n%s", err, out)
+	}
+	var shown struct {
+		Model      string `json:"model"`
+		StderrTail string `json:"stderr_tail"`
+	}
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown.Model != "opus" || !strings.Contains(shown.StderrTail, `"--model","opus"`) {
+		t.Errorf("task %s has model %q and its CLI was started with %q; want opus", id, shown.Model, shown.StderrTail)
+	}
+	out, err = w.fetchCLI("task", "run", "--workspace", "app", "--model", "gpt-5.5", "add another note")
+	if err == nil || !strings.Contains(out, `claude does not take the model "gpt-5.5"; it takes sonnet, opus, haiku`) {
+		t.Errorf("fetch task run --model gpt-5.5 on claude: %v\n%s", err, out)
+	}
 }

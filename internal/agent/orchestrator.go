@@ -424,6 +424,12 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	if ws == "" {
 		return "", errNoWorkspace
 	}
+	if t.Model == "" {
+		// The conversation's /model, when the owner set one.
+		if c, err := r.a.cfg.Store.Conversation(ctx, r.conv); err == nil {
+			t.Model = c.Model
+		}
+	}
 	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue, Model: t.Model, Attachments: r.takeAttachments()}
 	// A big or risky goal, and every task under supervised autonomy: the
 	// CLI plans read-only first, and its plan comes to the owner to

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/task"
@@ -67,6 +68,9 @@ func (s *session) followCommand(ctx context.Context, it item) ([]chat.Reply, boo
 		}
 		s.m.audit(ctx, s.c.id, it.userID, "task_retry", args)
 		return []chat.Reply{chat.Text(fmt.Sprintf("🔁 Task %s runs again as it was asked, on its branch.", args))}, true
+	case "/model":
+		s.taken = inInstinct
+		return []chat.Reply{chat.Text(s.modelCommand(ctx, it, args))}, true
 	case "/withdraw":
 		s.taken = inInstinct
 		id, err := strconv.ParseInt(strings.TrimPrefix(args, "#"), 10, 64)
@@ -186,4 +190,36 @@ func attachError(err error) string {
 		return after
 	}
 	return ErrorMessage(err)
+}
+
+// modelCommand is /model [NAME|default]: the coding CLI's model the
+// conversation's tasks use; a task whose CLI does not take it is refused
+// with the names it takes.
+func (s *session) modelCommand(ctx context.Context, it item, args string) string {
+	c, err := s.m.cfg.Store.Conversation(ctx, s.c.id)
+	if err != nil {
+		return ErrorMessage(err)
+	}
+	name := strings.TrimSpace(args)
+	switch {
+	case name == "" && c.Model == "":
+		return "Tasks here use each coding CLI's default model. /model NAME picks one (claude: sonnet, opus, haiku; codex: gpt-…), /model default goes back."
+	case name == "":
+		return fmt.Sprintf("Tasks here use the model %s. /model default goes back to each CLI's own.", c.Model)
+	case it.role != chat.Owner:
+		return "Only the owner can pick the model."
+	case strings.EqualFold(name, "default"):
+		name = ""
+	case len(strings.Fields(name)) != 1 || harness.CheckModel("", name) != nil:
+		return fmt.Sprintf("%q is not a model name. Usage: /model NAME (such as opus or gpt-5.5), /model default.", name)
+	}
+	if err := s.m.cfg.Store.SetModel(ctx, s.c.id, name); err != nil {
+		return ErrorMessage(err)
+	}
+	if name == "" {
+		s.m.audit(ctx, s.c.id, it.userID, "model", "default")
+		return "Tasks here use each coding CLI's default model again."
+	}
+	s.m.audit(ctx, s.c.id, it.userID, "model", name)
+	return fmt.Sprintf("Tasks here use the model %s from now on (a task whose CLI does not take it is refused with the names it takes).", name)
 }

@@ -16,7 +16,10 @@ type Conversation struct {
 	Workspace string
 	// Autonomy is how much Fetch decides on its own here: "supervised",
 	// "cautious" (the default) or "autonomous".
-	Autonomy  string
+	Autonomy string
+	// Model is the coding CLI's model its tasks use (/model); empty for
+	// each CLI's default.
+	Model     string
 	CreatedAt time.Time
 }
 
@@ -37,8 +40,8 @@ func (db *DB) Conversation(ctx context.Context, id string) (Conversation, error)
 	var c Conversation
 	var created string
 	err := db.db.QueryRowContext(ctx,
-		"SELECT id, channel, user_id, workspace, autonomy, created_at FROM conversations WHERE id = ?", id).
-		Scan(&c.ID, &c.Channel, &c.UserID, &c.Workspace, &c.Autonomy, &created)
+		"SELECT id, channel, user_id, workspace, autonomy, model, created_at FROM conversations WHERE id = ?", id).
+		Scan(&c.ID, &c.Channel, &c.UserID, &c.Workspace, &c.Autonomy, &c.Model, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Conversation{}, fmt.Errorf("store: conversation %s: %w", id, ErrNotFound)
 	}
@@ -99,6 +102,19 @@ func (db *DB) SetAutonomyTx(ctx context.Context, tx *sql.Tx, id, autonomy string
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("store: set autonomy of %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetModel records the coding CLI's model a conversation's tasks use;
+// empty for each CLI's default.
+func (db *DB) SetModel(ctx context.Context, id, model string) error {
+	res, err := db.db.ExecContext(ctx, "UPDATE conversations SET model = ? WHERE id = ?", model, id)
+	if err != nil {
+		return fmt.Errorf("store: set model of %s: %w", id, describe(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: set model of %s: %w", id, ErrNotFound)
 	}
 	return nil
 }

@@ -22,3 +22,7 @@ ALTER TABLE tasks ADD COLUMN model TEXT NOT NULL DEFAULT '';
 -- The files the owner gave the task's current run (a JSON array: name,
 -- media type, size, where Fetch keeps it).
 ALTER TABLE tasks ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
+
+-- The coding CLI's model a conversation's tasks use (/model); empty for
+-- each CLI's default.
+ALTER TABLE conversations ADD COLUMN model TEXT NOT NULL DEFAULT '';
