@@ -1,25 +1,23 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// A command line from the coding CLI is hostile text. The parser below
-// reads it the way a POSIX shell would split it into simple commands, and
-// reads it conservatively: whatever it cannot know (an expansion, a
-// substitution, a subshell, control flow, a script run by sh -c or eval)
-// makes the line complex, and a complex line is never allowed without the
-// owner below the autonomous level. The deny list is still checked on
-// every part it found, inside substitutions and sh -c strings too.
+// A command line from the coding CLI is hostile text. It is parsed the way
+// bash parses it, by mvdan.cc/sh's syntax package (the parser behind
+// shfmt), and read conservatively: whatever the policy cannot know (an
+// expansion, a substitution, a subshell, control flow, a function, a
+// here-document, a script run by sh -c or eval) makes the line complex, and
+// a complex line is never allowed without the owner below the autonomous
+// level. The deny list is still checked on every part found, inside
+// substitutions, sh -c strings, here-documents and comments too.
 
 // maxDepth bounds nested substitutions and sh -c strings.
 const maxDepth = 8
-
-// errSyntax is a command line the shell itself would refuse (an
-// unterminated quote or substitution).
-var errSyntax = errors.New("unterminated quote or substitution")
 
 // word is one shell word after quote removal.
 type word struct {
@@ -45,7 +43,8 @@ type simple struct {
 	args   []word
 	redirs []redirect
 	// nested: the command was found inside a substitution, a sh -c string,
-	// eval or find -exec; it runs somewhere the line's order does not say.
+	// eval, find -exec, a here-document or a comment; it runs somewhere the
+	// line's order does not say (or not at all).
 	nested bool
 }
 
@@ -63,7 +62,8 @@ func (l *line) markComplex(why string) {
 	}
 }
 
-// parseShell splits s into simple commands.
+// parseShell splits s into simple commands. A line bash would refuse is
+// an error.
 func parseShell(s string) (*line, error) {
 	ln := &line{}
 	if err := parseInto(ln, s, 0, false); err != nil {
@@ -72,446 +72,584 @@ func parseShell(s string) (*line, error) {
 	return ln, nil
 }
 
+// errTooDeep is a line whose substitutions or sh -c strings nest deeper
+// than maxDepth.
+var errTooDeep = fmt.Errorf("substitutions nested deeper than %d", maxDepth)
+
+// parseInto parses s (a whole line, or a string a command runs as one)
+// and adds its commands to ln.
 func parseInto(ln *line, s string, depth int, nested bool) error {
 	if depth > maxDepth {
-		return fmt.Errorf("substitutions nested deeper than %d", maxDepth)
+		return errTooDeep
 	}
-	lx := lexer{s: s, depth: depth, ln: ln}
-	toks, err := lx.run()
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).
+		Parse(strings.NewReader(s), "")
 	if err != nil {
+		return fmt.Errorf("bash would not run it: %w", err)
+	}
+	r := &reader{src: s, ln: ln, depth: depth}
+	if err := r.stmts(f.Stmts, nested); err != nil {
 		return err
 	}
-	first := len(ln.cmds)
-	group(ln, toks, nested)
-	// Commands that run strings or other commands: parse what they run.
-	for i := first; i < len(ln.cmds); i++ {
-		if err := unwrapInner(ln, ln.cmds[i], depth); err != nil {
+	r.comments(f.Last)
+	return nil
+}
+
+// reader turns one parsed string into simple commands.
+type reader struct {
+	src   string
+	ln    *line
+	depth int
+}
+
+// raw is the source text of a node.
+func (r *reader) raw(n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if start < 0 || end > len(r.src) || start > end {
+		return "?"
+	}
+	return r.src[start:end]
+}
+
+func (r *reader) stmts(ss []*syntax.Stmt, nested bool) error {
+	for _, s := range ss {
+		if err := r.stmt(s, nested); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// token is a word or an operator.
-type token struct {
-	op string
-	w  word
+// comments: a comment is never run, but its text is checked against the
+// deny list like any other (as a command line of its own, as far as it
+// reads as one) rather than trusted to be inert.
+func (r *reader) comments(cs []syntax.Comment) {
+	for _, c := range cs {
+		r.ln.markComplex("comment")
+		r.bestEffort(c.Text)
+	}
 }
 
-type lexer struct {
-	s     string
-	i     int
-	depth int
-	ln    *line
-	toks  []token
+// bestEffort adds the commands of text that may or may not be shell (a
+// comment, a here-document for a program that is not a shell), for the
+// deny list; text that does not parse adds nothing.
+func (r *reader) bestEffort(text string) {
+	tmp := &line{}
+	if err := parseInto(tmp, text, r.depth+1, true); err != nil {
+		return
+	}
+	r.ln.cmds = append(r.ln.cmds, tmp.cmds...)
 }
 
-func (lx *lexer) run() ([]token, error) {
-	for lx.i < len(lx.s) {
-		c := lx.s[lx.i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r':
-			lx.i++
-		case c == '\n':
-			lx.op("\n", 1)
-		case c == ';':
-			if lx.peek(1) == ';' {
-				lx.ln.markComplex("case statement")
-				lx.op(";;", 2)
-			} else {
-				lx.op(";", 1)
-			}
-		case c == '&':
-			switch lx.peek(1) {
-			case '&':
-				lx.op("&&", 2)
-			case '>':
-				if lx.peek(2) == '>' {
-					lx.op("&>>", 3)
-				} else {
-					lx.op("&>", 2)
-				}
-			default:
-				lx.op("&", 1)
-			}
-		case c == '|':
-			switch lx.peek(1) {
-			case '|':
-				lx.op("||", 2)
-			case '&':
-				lx.op("|&", 2)
-			default:
-				lx.op("|", 1)
-			}
-		case c == '(' || c == ')':
-			lx.ln.markComplex("subshell or function")
-			lx.op(string(c), 1)
-		case c == '<' || c == '>':
-			if err := lx.redirOp(); err != nil {
-				return nil, err
-			}
-		case c == '#' && lx.atWordStart():
-			// A comment to the end of the line. Its text is kept as words
-			// (checked like any other) rather than trusted to be inert.
-			lx.ln.markComplex("comment")
-			lx.i++
-		default:
-			w, err := lx.word()
-			if err != nil {
-				return nil, err
-			}
-			lx.toks = append(lx.toks, token{w: w})
+func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
+	r.comments(s.Comments)
+	if s.Negated {
+		r.ln.markComplex("compound command")
+	}
+	if s.Coprocess || s.Disown {
+		r.ln.markComplex("coprocess")
+	}
+	if call, ok := s.Cmd.(*syntax.CallExpr); ok || s.Cmd == nil {
+		return r.call(call, s.Redirs, nested)
+	}
+	// The redirections of a compound command: a command of their own.
+	if len(s.Redirs) > 0 {
+		if err := r.call(nil, s.Redirs, nested); err != nil {
+			return err
 		}
 	}
-	return lx.toks, nil
-}
-
-func (lx *lexer) atWordStart() bool {
-	return lx.i == 0 || strings.ContainsRune(" \t\r\n;&|()<>", rune(lx.s[lx.i-1]))
-}
-
-func (lx *lexer) peek(n int) byte {
-	if lx.i+n < len(lx.s) {
-		return lx.s[lx.i+n]
-	}
-	return 0
-}
-
-func (lx *lexer) op(op string, n int) {
-	lx.toks = append(lx.toks, token{op: op})
-	lx.i += n
-}
-
-// redirOp reads a redirection operator; a file-descriptor number just
-// before it was lexed as a word and is dropped here.
-func (lx *lexer) redirOp() error {
-	if n := len(lx.toks); n > 0 && lx.toks[n-1].op == "" && lx.i > 0 && isDigits(lx.toks[n-1].w.text) &&
-		lx.s[lx.i-1] >= '0' && lx.s[lx.i-1] <= '9' {
-		lx.toks = lx.toks[:n-1]
-	}
-	c := lx.s[lx.i]
-	if lx.peek(1) == '(' {
-		// Process substitution <(…) or >(…): a command of its own.
-		lx.ln.markComplex("process substitution")
-		end, err := matchParen(lx.s, lx.i+1)
+	switch c := s.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		// &&, ||, | and |&: plain.
+		if err := r.stmt(c.X, nested); err != nil {
+			return err
+		}
+		return r.stmt(c.Y, nested)
+	case *syntax.Subshell:
+		r.ln.markComplex("subshell or function")
+		r.comments(c.Last)
+		return r.stmts(c.Stmts, nested)
+	case *syntax.Block:
+		r.ln.markComplex("compound command")
+		r.comments(c.Last)
+		return r.stmts(c.Stmts, nested)
+	case *syntax.FuncDecl:
+		r.ln.markComplex("subshell or function")
+		return r.stmt(c.Body, nested)
+	case *syntax.IfClause:
+		r.ln.markComplex("compound command")
+		for ic := c; ic != nil; ic = ic.Else {
+			r.comments(ic.CondLast)
+			r.comments(ic.ThenLast)
+			r.comments(ic.Last)
+			if err := r.stmts(ic.Cond, nested); err != nil {
+				return err
+			}
+			if err := r.stmts(ic.Then, nested); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *syntax.WhileClause:
+		r.ln.markComplex("compound command")
+		r.comments(c.CondLast)
+		r.comments(c.DoLast)
+		if err := r.stmts(c.Cond, nested); err != nil {
+			return err
+		}
+		return r.stmts(c.Do, nested)
+	case *syntax.ForClause:
+		r.ln.markComplex("compound command")
+		r.comments(c.DoLast)
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			// for x in a b …: the words are not a command; they are kept
+			// as one (checked, never allowed by class).
+			kw := "for"
+			if c.Select {
+				kw = "select"
+			}
+			sc := simple{nested: nested, args: []word{{text: kw}, {text: l.Name.Value}}}
+			for _, it := range l.Items {
+				w, err := r.word(it)
+				if err != nil {
+					return err
+				}
+				sc.args = append(sc.args, w)
+			}
+			r.ln.cmds = append(r.ln.cmds, sc)
+		case *syntax.CStyleLoop:
+			r.ln.markComplex("arithmetic")
+			if err := r.inside(l); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("a loop of an unknown kind (%T)", c.Loop)
+		}
+		return r.stmts(c.Do, nested)
+	case *syntax.CaseClause:
+		r.ln.markComplex("case statement")
+		r.comments(c.Last)
+		w, err := r.word(c.Word)
 		if err != nil {
 			return err
 		}
-		if err := parseInto(lx.ln, lx.s[lx.i+2:end], lx.depth+1, true); err != nil {
+		r.ln.cmds = append(r.ln.cmds, simple{nested: nested, args: []word{{text: "case"}, w}})
+		for _, it := range c.Items {
+			r.comments(it.Comments)
+			r.comments(it.Last)
+			for _, p := range it.Patterns {
+				if _, err := r.word(p); err != nil {
+					return err
+				}
+			}
+			if err := r.stmts(it.Stmts, nested); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *syntax.TestClause:
+		// [[ … ]]: its words are kept as one command (checked, never
+		// allowed by class).
+		r.ln.markComplex("compound command")
+		sc := simple{nested: nested, args: []word{{text: "[["}}}
+		var werr error
+		syntax.Walk(c.X, func(n syntax.Node) bool {
+			w, ok := n.(*syntax.Word)
+			if !ok || werr != nil {
+				return werr == nil
+			}
+			cw, err := r.word(w)
+			if err != nil {
+				werr = err
+			}
+			sc.args = append(sc.args, cw)
+			return false
+		})
+		if werr != nil {
+			return werr
+		}
+		r.ln.cmds = append(r.ln.cmds, sc)
+		return nil
+	case *syntax.ArithmCmd:
+		r.ln.markComplex("arithmetic")
+		return r.inside(c)
+	case *syntax.LetClause:
+		r.ln.markComplex("arithmetic")
+		sc := simple{nested: nested, args: []word{{text: "let"}}}
+		for _, x := range c.Exprs {
+			if err := r.inside(x); err != nil {
+				return err
+			}
+			sc.args = append(sc.args, word{text: r.raw(x), dynamic: true})
+		}
+		r.ln.cmds = append(r.ln.cmds, sc)
+		return nil
+	case *syntax.DeclClause:
+		// export, declare, local, readonly, typeset: a command whose words
+		// are its assignments.
+		sc := simple{nested: nested, args: []word{{text: c.Variant.Value}}}
+		for _, as := range c.Args {
+			w, err := r.assign(as)
+			if err != nil {
+				return err
+			}
+			sc.args = append(sc.args, w)
+		}
+		r.ln.cmds = append(r.ln.cmds, sc)
+		return nil
+	case *syntax.TimeClause:
+		r.ln.markComplex("compound command")
+		if c.Stmt == nil {
+			return nil
+		}
+		return r.stmt(c.Stmt, nested)
+	case *syntax.CoprocClause:
+		r.ln.markComplex("coprocess")
+		if c.Name != nil {
+			if _, err := r.word(c.Name); err != nil {
+				return err
+			}
+		}
+		return r.stmt(c.Stmt, nested)
+	default:
+		return fmt.Errorf("a shell construct Fetch does not read (%T)", s.Cmd)
+	}
+}
+
+// call is a simple command (c may be nil: redirections alone).
+func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool) error {
+	sc := simple{nested: nested}
+	if c != nil {
+		for _, as := range c.Assigns {
+			w, err := r.assign(as)
+			if err != nil {
+				return err
+			}
+			sc.env = append(sc.env, w)
+		}
+		for _, a := range c.Args {
+			w, err := r.word(a)
+			if err != nil {
+				return err
+			}
+			sc.args = append(sc.args, w)
+		}
+	}
+	var bodies []*syntax.Redirect
+	for _, rd := range redirs {
+		op := rd.Op.String()
+		if !isRedirOp(op) {
+			op = ">" // an operator of another shell: a write, as far as the policy knows
+		}
+		t, err := r.word(rd.Word)
+		if err != nil {
 			return err
 		}
-		lx.toks = append(lx.toks, token{w: word{text: lx.s[lx.i : end+1], dynamic: true}})
-		lx.i = end + 1
+		sc.redirs = append(sc.redirs, redirect{op: op, target: t})
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			r.ln.markComplex("here-document")
+			if rd.Hdoc != nil {
+				// What runs inside an unquoted here-document ($(…)).
+				if _, err := r.word(rd.Hdoc); err != nil {
+					return err
+				}
+			}
+			bodies = append(bodies, rd)
+		case syntax.WordHdoc:
+			bodies = append(bodies, rd)
+		}
+	}
+	if len(sc.args) > 0 || len(sc.env) > 0 || len(sc.redirs) > 0 {
+		r.ln.cmds = append(r.ln.cmds, sc)
+	}
+	if err := unwrapInner(r.ln, sc, r.depth); err != nil {
+		return err
+	}
+	return r.stdinScripts(sc, bodies)
+}
+
+// stdinScripts reads what a here-document or here-string feeds a
+// command. A shell runs it: its commands are parsed like the line's, and a
+// body bash would refuse is an error. Anything else may run it too (an
+// interpreter, a wrapper of a shell): its body is checked against the deny
+// list as far as it reads as shell.
+func (r *reader) stdinScripts(sc simple, bodies []*syntax.Redirect) error {
+	if len(bodies) == 0 {
 		return nil
 	}
-	for _, op := range []string{"<<<", "<<-", "<<", "<>", "<&", ">>", ">|", ">&", "<", ">"} {
-		if op[0] == c && strings.HasPrefix(lx.s[lx.i:], op) {
-			if strings.HasPrefix(op, "<<") && op != "<<<" {
-				lx.ln.markComplex("here-document")
+	shell := false
+	for _, a := range sc.args {
+		if a.dynamic || shells[base(a.text)] || base(a.text) == "busybox" {
+			shell = true
+		}
+	}
+	for _, rd := range bodies {
+		var text string
+		if rd.Op == syntax.WordHdoc {
+			t, err := r.word(rd.Word)
+			if err != nil {
+				return err
 			}
-			lx.op(op, len(op))
-			return nil
+			if !shell {
+				continue // a here-string to another program is data, as before
+			}
+			if t.dynamic {
+				r.ln.markComplex("a shell running a script")
+				continue
+			}
+			text = t.text
+		} else if rd.Hdoc != nil {
+			text = r.hdocText(rd)
+		} else {
+			continue
+		}
+		if !shell {
+			r.bestEffort(text)
+			continue
+		}
+		r.ln.markComplex("a shell running a script")
+		if err := parseInto(r.ln, text, r.depth+1, true); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
+// hdocText is a here-document's body as the program reading it gets it:
+// as written when its delimiter is quoted; otherwise with \$, \`, \\ and
+// \newline unescaped and its expansions left as written (they were read
+// as commands of their own).
+func (r *reader) hdocText(rd *syntax.Redirect) string {
+	quoted := false
+	for _, p := range rd.Word.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			quoted = quoted || strings.Contains(p.Value, "\\")
+		default:
+			quoted = true
 		}
 	}
-	return true
-}
-
-// word reads one word starting at lx.i.
-func (lx *lexer) word() (word, error) {
-	var w word
+	if quoted {
+		return r.raw(rd.Hdoc)
+	}
 	var b strings.Builder
-	start := lx.i
-	for lx.i < len(lx.s) {
-		c := lx.s[lx.i]
-		if strings.IndexByte(" \t\r\n;&|()<>", c) >= 0 {
-			break
+	for _, p := range rd.Hdoc.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			b.WriteString(r.raw(p))
+			continue
 		}
-		switch c {
-		case '\\':
-			if lx.i+1 >= len(lx.s) {
-				b.WriteByte('\\')
-				lx.i++
+		s := lit.Value
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\\n", s[i+1]) >= 0 {
+				i++
+				if s[i] != '\n' {
+					b.WriteByte(s[i])
+				}
 				continue
 			}
-			if lx.s[lx.i+1] != '\n' {
-				b.WriteByte(lx.s[lx.i+1])
-			}
-			lx.i += 2
-		case '\'':
-			end := strings.IndexByte(lx.s[lx.i+1:], '\'')
-			if end < 0 {
-				return w, errSyntax
-			}
-			b.WriteString(lx.s[lx.i+1 : lx.i+1+end])
-			lx.i += end + 2
-		case '"':
-			if err := lx.doubleQuoted(&w, &b); err != nil {
-				return w, err
-			}
-		case '$':
-			if err := lx.dollar(&w, &b); err != nil {
-				return w, err
-			}
-		case '`':
-			if err := lx.backtick(&w, &b); err != nil {
-				return w, err
-			}
-		case '*', '?', '[':
-			w.glob = true
-			b.WriteByte(c)
-			lx.i++
-		case '{':
-			// Brace expansion can make any word ({.,.}. is ..).
-			w.dynamic = true
-			b.WriteByte(c)
-			lx.i++
-		case '~':
-			if lx.i == start {
-				w.tilde = true
-			}
-			b.WriteByte(c)
-			lx.i++
-		default:
-			b.WriteByte(c)
-			lx.i++
+			b.WriteByte(s[i])
 		}
 	}
-	w.text = b.String()
-	if w.text == "{" && lx.i-start == 1 {
-		w.dynamic = false // the { of a group command
+	return b.String()
+}
+
+// assign is NAME=value (or NAME+=value, NAME[i]=value, NAME=(…)) as a word.
+func (r *reader) assign(as *syntax.Assign) (word, error) {
+	var w word
+	if as.Name != nil {
+		w.text = as.Name.Value
+	}
+	if as.Index != nil {
+		if err := r.inside(as.Index); err != nil {
+			return w, err
+		}
+		w.text += "[" + r.raw(as.Index) + "]"
+		w.dynamic = true
+	}
+	if as.Naked {
+		if as.Name == nil && as.Value != nil {
+			return r.word(as.Value) // declare -x: an option
+		}
+		return w, nil
+	}
+	if as.Append {
+		w.text += "+="
+	} else {
+		w.text += "="
+	}
+	switch {
+	case as.Array != nil:
+		if err := r.inside(as.Array); err != nil {
+			return w, err
+		}
+		w.text += r.raw(as.Array)
+		w.dynamic = true
+	case as.Value != nil:
+		v, err := r.word(as.Value)
+		if err != nil {
+			return w, err
+		}
+		w.text += v.text
+		w.dynamic = w.dynamic || v.dynamic
+		w.glob = v.glob
 	}
 	return w, nil
 }
 
-func (lx *lexer) doubleQuoted(w *word, b *strings.Builder) error {
-	lx.i++ // opening quote
-	for lx.i < len(lx.s) {
-		c := lx.s[lx.i]
-		switch c {
-		case '"':
-			lx.i++
-			return nil
-		case '\\':
-			if lx.i+1 < len(lx.s) && strings.IndexByte("$`\"\\\n", lx.s[lx.i+1]) >= 0 {
-				if lx.s[lx.i+1] != '\n' {
-					b.WriteByte(lx.s[lx.i+1])
-				}
-				lx.i += 2
-				continue
-			}
-			b.WriteByte('\\')
-			lx.i++
-		case '$':
-			if err := lx.dollar(w, b); err != nil {
-				return err
-			}
-		case '`':
-			if err := lx.backtick(w, b); err != nil {
-				return err
-			}
-		default:
-			b.WriteByte(c)
-			lx.i++
-		}
-	}
-	return errSyntax
-}
-
-// dollar reads an expansion at lx.i (a '$').
-func (lx *lexer) dollar(w *word, b *strings.Builder) error {
-	s, i := lx.s, lx.i
-	next := lx.peek(1)
-	switch {
-	case next == '(':
-		end, err := matchParen(s, i+1)
+// inside reads the substitutions anywhere inside n (an arithmetic
+// expression, an array, a test): each is a command of its own.
+func (r *reader) inside(n syntax.Node) error {
+	var err error
+	syntax.Walk(n, func(n syntax.Node) bool {
 		if err != nil {
-			return err
+			return false
 		}
-		lx.ln.markComplex("command substitution")
-		if err := parseInto(lx.ln, s[i+2:end], lx.depth+1, true); err != nil {
-			return err
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			err = r.subst(n.Stmts, n.Last, "command substitution")
+			return false
+		case *syntax.ProcSubst:
+			err = r.subst(n.Stmts, n.Last, "process substitution")
+			return false
 		}
-		b.WriteString(s[i : end+1])
-		lx.i = end + 1
-	case next == '{':
-		end := strings.IndexByte(s[i+2:], '}')
-		if end < 0 {
-			return errSyntax
-		}
-		inner := s[i+2 : i+2+end]
-		if strings.ContainsAny(inner, "$`") {
-			// ${x:-$(…)}: what runs inside is checked too.
-			lx.ln.markComplex("command substitution")
-			if err := parseInto(lx.ln, inner, lx.depth+1, true); err != nil {
-				return err
-			}
-		}
-		b.WriteString(s[i : i+3+end])
-		lx.i = i + 3 + end
-	case next == '\'':
-		// $'…' decodes escapes (\x67 is g): its value is not read here.
-		j := i + 2
-		for j < len(s) && s[j] != '\'' {
-			if s[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(s) {
-			return errSyntax
-		}
-		b.WriteString(s[i : j+1])
-		lx.i = j + 1
-	case next == '"':
-		lx.i++
-		w.dynamic = true
-		return lx.doubleQuoted(w, b)
-	case isNameByte(next) || strings.IndexByte("@*#?$!-", next) >= 0:
-		j := i + 1
-		if isNameByte(next) && !(next >= '0' && next <= '9') {
-			for j < len(s) && isNameByte(s[j]) {
-				j++
-			}
-		} else {
-			j++
-		}
-		b.WriteString(s[i:j])
-		lx.i = j
-	default:
-		b.WriteByte('$')
-		lx.i++
-		return nil
-	}
-	w.dynamic = true
-	return nil
+		return true
+	})
+	return err
 }
 
-func isNameByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func (lx *lexer) backtick(w *word, b *strings.Builder) error {
-	var inner strings.Builder
-	j := lx.i + 1
-	for ; j < len(lx.s) && lx.s[j] != '`'; j++ {
-		if lx.s[j] == '\\' && j+1 < len(lx.s) {
-			j++
-		}
-		inner.WriteByte(lx.s[j])
+// subst reads the commands of a substitution: they run nested.
+func (r *reader) subst(ss []*syntax.Stmt, last []syntax.Comment, why string) error {
+	r.ln.markComplex(why)
+	if r.depth+1 > maxDepth {
+		return errTooDeep
 	}
-	if j >= len(lx.s) {
-		return errSyntax
-	}
-	lx.ln.markComplex("command substitution")
-	if err := parseInto(lx.ln, inner.String(), lx.depth+1, true); err != nil {
+	inner := &reader{src: r.src, ln: r.ln, depth: r.depth + 1}
+	if err := inner.stmts(ss, true); err != nil {
 		return err
 	}
-	b.WriteString(lx.s[lx.i : j+1])
-	lx.i = j + 1
-	w.dynamic = true
+	inner.comments(last)
 	return nil
 }
 
-// matchParen finds the ')' that closes the '(' at s[open], skipping
-// quoted text.
-func matchParen(s string, open int) (int, error) {
-	depth := 0
-	for j := open; j < len(s); j++ {
-		switch s[j] {
+// word is w after quote removal, with what it expands noted.
+func (r *reader) word(w *syntax.Word) (word, error) {
+	var out word
+	if w == nil {
+		return out, nil
+	}
+	var b strings.Builder
+	for i, p := range w.Parts {
+		if err := r.part(p, i == 0, false, &out, &b); err != nil {
+			return out, err
+		}
+	}
+	out.text = b.String()
+	if out.text == "{" && len(w.Parts) == 1 {
+		out.dynamic = false // not a brace expansion
+	}
+	return out, nil
+}
+
+func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strings.Builder) error {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		if quoted {
+			unescapeDouble(p.Value, b)
+			return nil
+		}
+		if first && strings.HasPrefix(p.Value, "~") {
+			out.tilde = true
+		}
+		unescapeBare(p.Value, out, b)
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			// $'…' decodes escapes (\x67 is g): its value is not read here.
+			out.dynamic = true
+			b.WriteString(r.raw(p))
+			return nil
+		}
+		b.WriteString(p.Value)
+	case *syntax.DblQuoted:
+		if p.Dollar {
+			out.dynamic = true // $"…" is translated
+		}
+		for _, q := range p.Parts {
+			if err := r.part(q, false, true, out, b); err != nil {
+				return err
+			}
+		}
+	case *syntax.ParamExp, *syntax.ArithmExp:
+		if _, ok := p.(*syntax.ArithmExp); ok {
+			r.ln.markComplex("arithmetic")
+		}
+		// ${x:-$(…)}: what runs inside is read too.
+		if err := r.inside(p); err != nil {
+			return err
+		}
+		out.dynamic = true
+		b.WriteString(r.raw(p))
+	case *syntax.CmdSubst:
+		if err := r.subst(p.Stmts, p.Last, "command substitution"); err != nil {
+			return err
+		}
+		out.dynamic = true
+		b.WriteString(r.raw(p))
+	case *syntax.ProcSubst:
+		if err := r.subst(p.Stmts, p.Last, "process substitution"); err != nil {
+			return err
+		}
+		out.dynamic = true
+		b.WriteString(r.raw(p))
+	case *syntax.ExtGlob:
+		r.ln.markComplex("extended glob")
+		out.dynamic, out.glob = true, true
+		b.WriteString(r.raw(p))
+	default:
+		return fmt.Errorf("a word part Fetch does not read (%T)", p)
+	}
+	return nil
+}
+
+// unescapeBare removes the backslashes of an unquoted literal and notes
+// its unquoted glob and brace characters.
+func unescapeBare(s string, out *word, b *strings.Builder) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
 		case '\\':
-			j++
-		case '\'':
-			end := strings.IndexByte(s[j+1:], '\'')
-			if end < 0 {
-				return 0, errSyntax
-			}
-			j += end + 1
-		case '"':
-			k := j + 1
-			for k < len(s) && s[k] != '"' {
-				if s[k] == '\\' {
-					k++
-				}
-				k++
-			}
-			if k >= len(s) {
-				return 0, errSyntax
-			}
-			j = k
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return j, nil
-			}
-		}
-	}
-	return 0, errSyntax
-}
-
-// Words that open or close compound commands. At the start of a command
-// they are dropped (the command after them is what runs) and the line is
-// complex.
-var keywords = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "fi": true,
-	"do": true, "done": true, "while": true, "until": true, "for": true,
-	"case": true, "esac": true, "select": true, "function": true,
-	"{": true, "}": true, "!": true, "time": true, "[[": true, "]]": true, "in": false,
-}
-
-// group turns tokens into simple commands.
-func group(ln *line, toks []token, nested bool) {
-	cur := simple{nested: nested}
-	flush := func() {
-		if len(cur.args) > 0 || len(cur.env) > 0 || len(cur.redirs) > 0 {
-			ln.cmds = append(ln.cmds, cur)
-		}
-		cur = simple{nested: nested}
-	}
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		switch {
-		case t.op == "":
-			w := t.w
-			if len(cur.args) == 0 && !w.dynamic && keywords[w.text] {
-				ln.markComplex("compound command")
-				if w.text == "for" || w.text == "select" || w.text == "case" || w.text == "function" || w.text == "[[" {
-					// for x in a b …: the words are not a command; keep them
-					// as one (checked, never allowed by class).
-					cur.args = append(cur.args, w)
-				}
-				continue
-			}
-			if len(cur.args) == 0 && isAssignment(w) {
-				cur.env = append(cur.env, w)
-				continue
-			}
-			cur.args = append(cur.args, w)
-		case isRedirOp(t.op):
-			r := redirect{op: t.op}
-			if i+1 < len(toks) && toks[i+1].op == "" {
-				r.target = toks[i+1].w
+			if i+1 < len(s) {
 				i++
+				if s[i] != '\n' {
+					b.WriteByte(s[i])
+				}
+				continue
 			}
-			cur.redirs = append(cur.redirs, r)
-		default:
-			flush()
+		case '*', '?', '[':
+			out.glob = true
+		case '{':
+			// Brace expansion can make any word ({.,.}. is ..).
+			out.dynamic = true
 		}
+		b.WriteByte(c)
 	}
-	flush()
+}
+
+// unescapeDouble removes the backslashes that mean something inside
+// double quotes.
+func unescapeDouble(s string, b *strings.Builder) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
 }
 
 func isRedirOp(op string) bool {
@@ -522,15 +660,12 @@ func isRedirOp(op string) bool {
 	return false
 }
 
-// isAssignment: NAME=value.
-func isAssignment(w word) bool {
-	eq := strings.IndexByte(w.text, '=')
-	if eq <= 0 {
+func isDigits(s string) bool {
+	if s == "" {
 		return false
 	}
-	for i := 0; i < eq; i++ {
-		c := w.text[i]
-		if !isNameByte(c) || i == 0 && c >= '0' && c <= '9' {
+	for _, r := range s {
+		if r < '0' || r > '9' {
 			return false
 		}
 	}
