@@ -176,7 +176,6 @@ func (lx *oldLexer) redirOp() error {
 	return nil
 }
 
-
 // word reads one word starting at lx.i.
 func (lx *oldLexer) word() (word, error) {
 	var w word
@@ -463,7 +462,6 @@ func oldGroup(ln *line, toks []oldToken, nested bool) {
 	flush()
 }
 
-
 // oldIsAssignment: NAME=value.
 func oldIsAssignment(w word) bool {
 	eq := strings.IndexByte(w.text, '=')
@@ -478,7 +476,6 @@ func oldIsAssignment(w word) bool {
 	}
 	return true
 }
-
 
 // oldUnwrapInner parses what a command runs as text: sh -c '…', eval …,
 // find … -exec … ;, and xargs/env-style wrappers are handled by the deny
@@ -532,4 +529,3 @@ func oldUnwrapInner(ln *line, c simple, depth int) error {
 	}
 	return nil
 }
-

@@ -148,6 +148,9 @@ func judgeLine(ln *line, err error, req Request, t Task, level instincts.Autonom
 	}
 	a := &analysis{ws: t, dirs: []string{dirOr(t, req.Dir)}, branch: t.Branch}
 	results := a.run(ln)
+	if a.unknown == "" {
+		a.unknown = ln.unknown
+	}
 	if len(a.hits) > 0 {
 		return onDenyList(level, a.hits)
 	}

