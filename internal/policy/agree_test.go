@@ -142,3 +142,47 @@ func blankInert(s string) string {
 	})
 	return string(b)
 }
+
+// TestOldReaderRefused: lines bash runs that the old reader refused (so
+// the policy denied them when autonomous). They are now read as bash reads
+// them; TestShellCommands has their verdicts.
+func TestOldReaderRefused(t *testing.T) {
+	for _, s := range []string{
+		"ls # don't",
+		"cat <<'EOF' > notes.txt\ndon't\nEOF",
+		`echo "0$"`,
+		`echo ${x:-"}"}`,
+	} {
+		if _, err := oldParseShell(s); err == nil {
+			t.Errorf("%q: the old reader reads it", s)
+		}
+		if _, err := parseShell(s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+}
+
+// BenchmarkJudge judges a typical command line of a coding CLI with each
+// reader.
+func BenchmarkJudge(b *testing.B) {
+	lines := map[string]string{
+		"short":   "npm test",
+		"typical": `cd src && grep -rn "TODO" --include='*.go' . | head -20 && go test ./... -run 'TestParse' 2>&1 | tail -5`,
+		"heredoc": "cat > notes.md <<'EOF'\n# Notes\n\nRun `npm test` before pushing.\nEOF",
+	}
+	for name, s := range lines {
+		req := Request{Kind: Shell, Tool: "Bash", Command: s}
+		b.Run(name+"/old", func(b *testing.B) {
+			for b.Loop() {
+				ln, err := oldParseShell(s)
+				judgeLine(ln, err, req, agreeTask, instincts.Cautious, agreeRules)
+			}
+		})
+		b.Run(name+"/new", func(b *testing.B) {
+			for b.Loop() {
+				ln, err := parseShell(s)
+				judgeLine(ln, err, req, agreeTask, instincts.Cautious, agreeRules)
+			}
+		})
+	}
+}
