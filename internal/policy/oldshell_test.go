@@ -45,7 +45,7 @@ func oldParseInto(ln *line, s string, depth int, nested bool) error {
 	oldGroup(ln, toks, nested)
 	// Commands that run strings or other commands: parse what they run.
 	for i := first; i < len(ln.cmds); i++ {
-		if err := oldUnwrapInner(ln, ln.cmds[i], depth); err != nil {
+		if err := unwrapInner(ln, ln.cmds[i], depth, oldParseInto); err != nil {
 			return err
 		}
 	}
@@ -475,57 +475,4 @@ func oldIsAssignment(w word) bool {
 		}
 	}
 	return true
-}
-
-// oldUnwrapInner parses what a command runs as text: sh -c '…', eval …,
-// find … -exec … ;, and xargs/env-style wrappers are handled by the deny
-// checks (they look at every suffix of a wrapper's words).
-func oldUnwrapInner(ln *line, c simple, depth int) error {
-	if len(c.args) == 0 {
-		return nil
-	}
-	prog := base(c.args[0].text)
-	switch {
-	case shells[prog]:
-		for i := 1; i < len(c.args); i++ {
-			a := c.args[i].text
-			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
-				if i+1 < len(c.args) {
-					ln.markComplex(prog + " -c")
-					if c.args[i+1].dynamic {
-						return nil
-					}
-					return oldParseInto(ln, c.args[i+1].text, depth+1, true)
-				}
-			}
-		}
-		ln.markComplex("a shell running a script")
-	case prog == "eval":
-		ln.markComplex("eval")
-		var parts []string
-		for _, a := range c.args[1:] {
-			parts = append(parts, a.text)
-		}
-		return oldParseInto(ln, strings.Join(parts, " "), depth+1, true)
-	case prog == "find":
-		for i := 1; i < len(c.args); i++ {
-			switch c.args[i].text {
-			case "-exec", "-execdir", "-ok", "-okdir":
-				ln.markComplex("find " + c.args[i].text)
-				inner := simple{nested: true}
-				for j := i + 1; j < len(c.args); j++ {
-					if t := c.args[j].text; t == ";" || t == "+" {
-						break
-					}
-					inner.args = append(inner.args, c.args[j])
-				}
-				if len(inner.args) > 0 {
-					ln.cmds = append(ln.cmds, inner)
-				}
-			}
-		}
-	case prog == "source" || prog == ".":
-		ln.markComplex("a sourced script")
-	}
-	return nil
 }

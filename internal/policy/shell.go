@@ -100,7 +100,7 @@ func parseInto(ln *line, s string, depth int, nested bool) error {
 		return fmt.Errorf("bash would not run it: %w", err)
 	}
 	r := &reader{src: s, ln: ln, depth: depth}
-	if err := r.stmts(f.Stmts, nested); err != nil {
+	if err := r.stmts(nested, f.Stmts); err != nil {
 		return err
 	}
 	r.comments(f.Last)
@@ -123,10 +123,13 @@ func (r *reader) raw(n syntax.Node) string {
 	return r.src[start:end]
 }
 
-func (r *reader) stmts(ss []*syntax.Stmt, nested bool) error {
-	for _, s := range ss {
-		if err := r.stmt(s, nested); err != nil {
-			return err
+// stmts reads lists of statements in order.
+func (r *reader) stmts(nested bool, lists ...[]*syntax.Stmt) error {
+	for _, ss := range lists {
+		for _, s := range ss {
+			if err := r.stmt(s, nested); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -135,10 +138,12 @@ func (r *reader) stmts(ss []*syntax.Stmt, nested bool) error {
 // comments: a comment is never run, but its text is checked against the
 // deny list like any other (as a command line of its own, as far as it
 // reads as one) rather than trusted to be inert.
-func (r *reader) comments(cs []syntax.Comment) {
-	for _, c := range cs {
-		r.ln.markComplex("comment")
-		r.bestEffort(c.Text)
+func (r *reader) comments(lists ...[]syntax.Comment) {
+	for _, cs := range lists {
+		for _, c := range cs {
+			r.ln.markComplex("comment")
+			r.bestEffort(c.Text)
+		}
 	}
 }
 
@@ -180,36 +185,27 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 	case *syntax.Subshell:
 		r.ln.markComplex("subshell or function")
 		r.comments(c.Last)
-		return r.stmts(c.Stmts, nested)
+		return r.stmts(nested, c.Stmts)
 	case *syntax.Block:
 		r.ln.markComplex("compound command")
 		r.comments(c.Last)
-		return r.stmts(c.Stmts, nested)
+		return r.stmts(nested, c.Stmts)
 	case *syntax.FuncDecl:
 		r.ln.markComplex("subshell or function")
 		return r.stmt(c.Body, nested)
 	case *syntax.IfClause:
 		r.ln.markComplex("compound command")
 		for ic := c; ic != nil; ic = ic.Else {
-			r.comments(ic.CondLast)
-			r.comments(ic.ThenLast)
-			r.comments(ic.Last)
-			if err := r.stmts(ic.Cond, nested); err != nil {
-				return err
-			}
-			if err := r.stmts(ic.Then, nested); err != nil {
+			r.comments(ic.CondLast, ic.ThenLast, ic.Last)
+			if err := r.stmts(nested, ic.Cond, ic.Then); err != nil {
 				return err
 			}
 		}
 		return nil
 	case *syntax.WhileClause:
 		r.ln.markComplex("compound command")
-		r.comments(c.CondLast)
-		r.comments(c.DoLast)
-		if err := r.stmts(c.Cond, nested); err != nil {
-			return err
-		}
-		return r.stmts(c.Do, nested)
+		r.comments(c.CondLast, c.DoLast)
+		return r.stmts(nested, c.Cond, c.Do)
 	case *syntax.ForClause:
 		r.ln.markComplex("compound command")
 		r.comments(c.DoLast)
@@ -238,7 +234,7 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 		default:
 			return fmt.Errorf("a loop of an unknown kind (%T)", c.Loop)
 		}
-		return r.stmts(c.Do, nested)
+		return r.stmts(nested, c.Do)
 	case *syntax.CaseClause:
 		r.ln.markComplex("case statement")
 		r.comments(c.Last)
@@ -248,14 +244,13 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 		}
 		r.ln.cmds = append(r.ln.cmds, simple{nested: nested, args: []word{{text: "case"}, w}})
 		for _, it := range c.Items {
-			r.comments(it.Comments)
-			r.comments(it.Last)
+			r.comments(it.Comments, it.Last)
 			for _, p := range it.Patterns {
 				if _, err := r.word(p); err != nil {
 					return err
 				}
 			}
-			if err := r.stmts(it.Stmts, nested); err != nil {
+			if err := r.stmts(nested, it.Stmts); err != nil {
 				return err
 			}
 		}
@@ -376,7 +371,7 @@ func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool
 	if len(sc.args) > 0 || len(sc.env) > 0 || len(sc.redirs) > 0 {
 		r.ln.cmds = append(r.ln.cmds, sc)
 	}
-	if err := unwrapInner(r.ln, sc, r.depth); err != nil {
+	if err := unwrapInner(r.ln, sc, r.depth, parseInto); err != nil {
 		return err
 	}
 	return r.stdinScripts(sc, bodies)
@@ -453,17 +448,7 @@ func (r *reader) hdocText(rd *syntax.Redirect) string {
 			b.WriteString(r.raw(p))
 			continue
 		}
-		s := lit.Value
-		for i := 0; i < len(s); i++ {
-			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\\n", s[i+1]) >= 0 {
-				i++
-				if s[i] != '\n' {
-					b.WriteByte(s[i])
-				}
-				continue
-			}
-			b.WriteByte(s[i])
-		}
+		unescape(lit.Value, "$`\\\n", &b)
 	}
 	return b.String()
 }
@@ -543,7 +528,7 @@ func (r *reader) subst(ss []*syntax.Stmt, last []syntax.Comment, why string) err
 		return errTooDeep
 	}
 	inner := &reader{src: r.src, ln: r.ln, depth: r.depth + 1}
-	if err := inner.stmts(ss, true); err != nil {
+	if err := inner.stmts(true, ss); err != nil {
 		return err
 	}
 	inner.comments(last)
@@ -573,7 +558,7 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
-			unescapeDouble(p.Value, b)
+			unescape(p.Value, "$`\"\\\n", b)
 			return nil
 		}
 		if first && strings.HasPrefix(p.Value, "~") {
@@ -678,11 +663,12 @@ func unescapeBare(s string, out *word, b *strings.Builder) {
 	}
 }
 
-// unescapeDouble removes the backslashes that mean something inside
-// double quotes.
-func unescapeDouble(s string, b *strings.Builder) {
+// unescape removes the backslashes before the characters of special
+// (inside double quotes: $, `, ", \ and newline; a backslash and a
+// newline are removed together).
+func unescape(s, special string, b *strings.Builder) {
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(special, s[i+1]) >= 0 {
 			i++
 			if s[i] != '\n' {
 				b.WriteByte(s[i])
@@ -716,10 +702,11 @@ func isDigits(s string) bool {
 // Shells whose -c argument is a command line of its own.
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true, "fish": true, "busybox": false}
 
-// unwrapInner parses what a command runs as text: sh -c '…', eval …,
-// find … -exec … ;, and xargs/env-style wrappers are handled by the deny
-// checks (they look at every suffix of a wrapper's words).
-func unwrapInner(ln *line, c simple, depth int) error {
+// unwrapInner parses (with parse) what a command runs as text:
+// sh -c '…', eval …, find … -exec … ;. xargs/env-style wrappers are
+// handled by the deny checks (they look at every suffix of a wrapper's
+// words).
+func unwrapInner(ln *line, c simple, depth int, parse func(ln *line, s string, depth int, nested bool) error) error {
 	if len(c.args) == 0 {
 		return nil
 	}
@@ -734,7 +721,7 @@ func unwrapInner(ln *line, c simple, depth int) error {
 					if c.args[i+1].dynamic {
 						return nil
 					}
-					return parseInto(ln, c.args[i+1].text, depth+1, true)
+					return parse(ln, c.args[i+1].text, depth+1, true)
 				}
 			}
 		}
@@ -745,7 +732,7 @@ func unwrapInner(ln *line, c simple, depth int) error {
 		for _, a := range c.args[1:] {
 			parts = append(parts, a.text)
 		}
-		return parseInto(ln, strings.Join(parts, " "), depth+1, true)
+		return parse(ln, strings.Join(parts, " "), depth+1, true)
 	case prog == "find":
 		for i := 1; i < len(c.args); i++ {
 			switch c.args[i].text {
