@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,54 +55,83 @@ var agreeSeeds = []string{
 	"f() { git push; }; f", "time git push", "coproc git push", "echo a;;b", "x=(1 $(git push))",
 	"echo $\"hi\"", "a[$(git push)]=1 ls", "echo @(a|b)", "((x++))", "cat < ~/.netrc", "echo }{ {",
 	"ls\\\n-la", "echo \"a\\\"b\"", "rm -rf \"$(pwd)\"/../x", "env -i git push", "sudo bash -c \"rm -rf /\"",
+	"echo ${x:-\"}\"}", "bash <<EOF\ncd /tmp && rm -rf \\$HOME\nEOF", "sh <<< 'git push'", "ls |& tee /tmp/log",
+	"cat 0<> ~/.netrc", "{ ls; } > /tmp/x", "while read l; do git push; done < f", "diff <(ls a) >(cat)",
+	"echo ${X:-$(git push)} ${Y/$(rm -rf ~)/z}", "A=1 B=\"x y\" git push", "echo `echo \\`git push\\``",
 }
 
 // FuzzParserAgreement: for every line, the policy reading it with
 // mvdan.cc/sh judges it as it did with its old reader, or more strictly
-// (ask or deny where the old one allowed), at every
-// autonomy level, with and without rules.
+// (ask or deny where the old one allowed), at every autonomy level, with
+// and without rules.
 //
-// The old reader read the text of comments and here-document bodies as
-// more of the line (bash never runs it), so it refused `ls # don't` and
-// read `cd .. # & $X` as running $X. For a line with comments or
-// here-documents the verdict to keep to is the less strict of the old one
-// on the line and the old one on the line without that text (blankInert).
+// The old reader misread some lines bash runs: it read the text of
+// comments and here-document bodies as more of the line (so it refused
+// `ls # don't` and read `cd .. # & $X` as running $X), took "0$" for the
+// start of $"…", split <&0<” wrongly. So the old verdict on the line is
+// also taken on the same program written out plainly (oldForms: without
+// comments and here-document bodies, and as mvdan.cc/sh prints it), and
+// the new verdict must be at least as strict as the least strict of
+// those. A line the old reader refuses in every form is judged on what it
+// does now (TestOldReaderRefused lists some).
 func FuzzParserAgreement(f *testing.F) {
 	for _, s := range agreeSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		newLn, newErr := parseShell(s) // must not panic
-		oldLn, oldErr, panicked := oldParse(s)
-		if panicked {
-			t.Skip("the old reader panics on this line")
+		type reading struct {
+			ln  *line
+			err error
 		}
-		blank := blankInert(s)
-		blankLn, blankErr, blankPanicked := oldParse(blank)
-		if oldErr != nil && (blankErr != nil || blankPanicked) && newErr == nil {
-			// The old reader refused a line bash runs ("0$"0, a quote in
-			// a comment): it had no verdict on what the line does, only
-			// that it could not read it. Such lines are judged on what
-			// they do now (see TestOldReaderRefused).
-			t.Skip("the old reader misread a line bash runs")
+		var olds []reading
+		for _, form := range oldForms(s) {
+			if ln, err, panicked := oldParse(form); !panicked {
+				olds = append(olds, reading{ln, err})
+			}
+		}
+		if newErr == nil && !slices.ContainsFunc(olds, func(r reading) bool { return r.err == nil }) {
+			t.Skip("the old reader refuses a line bash runs")
 		}
 		for _, level := range []instincts.Autonomy{instincts.Autonomous, instincts.Cautious, instincts.Supervised} {
 			for _, rules := range [][]store.PolicyRule{nil, agreeRules} {
 				req := Request{Kind: Shell, Tool: "Bash", Command: s}
-				old := judgeLine(oldLn, oldErr, req, agreeTask, level, rules)
-				if blank != s && !blankPanicked {
-					if b := judgeLine(blankLn, blankErr, req, agreeTask, level, rules); strictness(b.Verdict) < strictness(old.Verdict) {
-						old = b
+				var old Decision
+				for i, r := range olds {
+					if d := judgeLine(r.ln, r.err, req, agreeTask, level, rules); i == 0 || strictness(d.Verdict) < strictness(old.Verdict) {
+						old = d
 					}
 				}
 				got := judgeLine(newLn, newErr, req, agreeTask, level, rules)
-				if strictness(got.Verdict) < strictness(old.Verdict) {
+				if len(olds) > 0 && strictness(got.Verdict) < strictness(old.Verdict) {
 					t.Fatalf("%q at %s (rules: %d): new %s (%s), old %s (%s)", s, level, len(rules),
 						got.Verdict, got.Reason, old.Verdict, old.Reason)
 				}
 			}
 		}
 	})
+}
+
+// oldForms are s and, when bash parses it, the same program written out
+// plainly for the old reader: without the text of comments and
+// here-document bodies (blankInert), and as mvdan.cc/sh prints it.
+func oldForms(s string) []string {
+	forms := []string{s}
+	if b := blankInert(s); b != s {
+		forms = append(forms, b)
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), "")
+	if err != nil {
+		return forms
+	}
+	var buf bytes.Buffer
+	if err := syntax.NewPrinter().Print(&buf, f); err != nil {
+		return forms
+	}
+	if p := blankInert(buf.String()); !slices.Contains(forms, p) {
+		forms = append(forms, p)
+	}
+	return forms
 }
 
 // oldParse runs the old reader, which may panic on some inputs.

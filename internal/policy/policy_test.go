@@ -269,6 +269,8 @@ func TestShellCommands(t *testing.T) {
 		{"rm -rf $'/'", levels{D, Q, Q}, policy.DenyDelete},
 		{"$\"git\" push", levels{Q, Q, Q}, ""},
 		{"echo @(a|b)", levels{A, Q, Q}, ""},
+		{"ls @($(git push))", levels{D, Q, Q}, policy.DenyRemotes},
+		{"ls !($X)", levels{Q, Q, Q}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

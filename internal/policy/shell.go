@@ -73,8 +73,15 @@ func parseShell(s string) (*line, error) {
 	if err := parseInto(ln, s, 0, false); err != nil {
 		return nil, err
 	}
+	if len(ln.cmds) == 0 && strings.TrimSpace(s) != "" {
+		// \<newline>, a lone #: nothing a CLI would ask to run.
+		return nil, errNoCommand
+	}
 	return ln, nil
 }
+
+// errNoCommand is a line that is not empty but holds no command.
+var errNoCommand = errors.New("it holds no command")
 
 // errTooDeep is a line whose substitutions or sh -c strings nest deeper
 // than maxDepth.
@@ -227,8 +234,7 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 			}
 			r.ln.cmds = append(r.ln.cmds, sc)
 		case *syntax.CStyleLoop:
-			r.ln.markComplex("arithmetic")
-			if err := r.inside(l); err != nil {
+			if err := r.arith(l); err != nil {
 				return err
 			}
 		default:
@@ -279,13 +285,20 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 		r.ln.cmds = append(r.ln.cmds, sc)
 		return nil
 	case *syntax.ArithmCmd:
-		r.ln.markComplex("arithmetic")
-		return r.inside(c)
+		// ((…)): a command of its own (never allowed by class).
+		if err := r.arith(c); err != nil {
+			return err
+		}
+		sc := simple{nested: nested, args: []word{{text: "(("}}}
+		if c.X != nil {
+			sc.args = append(sc.args, word{text: r.raw(c.X), dynamic: true})
+		}
+		r.ln.cmds = append(r.ln.cmds, sc)
+		return nil
 	case *syntax.LetClause:
-		r.ln.markComplex("arithmetic")
 		sc := simple{nested: nested, args: []word{{text: "let"}}}
 		for _, x := range c.Exprs {
-			if err := r.inside(x); err != nil {
+			if err := r.arith(x); err != nil {
 				return err
 			}
 			sc.args = append(sc.args, word{text: r.raw(x), dynamic: true})
@@ -486,6 +499,9 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 		if err := r.inside(as.Array); err != nil {
 			return w, err
 		}
+		if expands(as.Array) {
+			r.markUnknown("an array holds expansions (" + clip(r.raw(as.Array), 60) + ")")
+		}
 		w.text += r.raw(as.Array)
 		w.dynamic = true
 	case as.Value != nil:
@@ -498,6 +514,17 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 		w.glob = v.glob
 	}
 	return w, nil
+}
+
+// arith reads arithmetic: complex, and when it holds expansions not
+// checkable at all (bash evaluates a variable's value as arithmetic too,
+// and a[$(…)] in it runs a command).
+func (r *reader) arith(n syntax.Node) error {
+	r.ln.markComplex("arithmetic")
+	if expands(n) {
+		r.markUnknown("arithmetic holds expansions (" + clip(r.raw(n), 60) + ")")
+	}
+	return r.inside(n)
 }
 
 // inside reads the substitutions anywhere inside n (an arithmetic
@@ -558,6 +585,11 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
+			if strings.HasSuffix(p.Value, "$") && !strings.HasSuffix(p.Value, "\\$") {
+				// "…$": a $ just before a quote reads as $"…" to a
+				// careless eye (the old reader took it so): not trusted.
+				out.dynamic = true
+			}
 			unescape(p.Value, "$`\"\\\n", b)
 			return nil
 		}
@@ -582,12 +614,18 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 				return err
 			}
 		}
-	case *syntax.ParamExp, *syntax.ArithmExp:
-		if _, ok := p.(*syntax.ArithmExp); ok {
-			r.ln.markComplex("arithmetic")
-		} else if expands(p) {
+	case *syntax.ArithmExp:
+		if err := r.arith(p); err != nil {
+			return err
+		}
+		out.dynamic = true
+		b.WriteString(r.raw(p))
+	case *syntax.ParamExp:
+		if expands(p) {
 			// ${X:-$Y}, ${X#$(…)}: what it makes is not known here.
 			r.markUnknown("a parameter expansion holds expansions (" + clip(r.raw(p), 60) + ")")
+		} else if raw := r.raw(p); len(raw) > 2 && strings.ContainsAny(raw[2:], "$`") {
+			r.ln.markComplex("parameter expansion holding a $ or `")
 		}
 		// ${x:-$(…)}: what runs inside is read too.
 		if err := r.inside(p); err != nil {
@@ -608,7 +646,16 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 		out.dynamic = true
 		b.WriteString(r.raw(p))
 	case *syntax.ExtGlob:
+		// @(…), !(…): the parser keeps the pattern as text, but bash
+		// expands $(…) in it. It is read as the old reader read it, as a
+		// command line of its own; one with expansions is not checkable.
 		r.ln.markComplex("extended glob")
+		if strings.ContainsAny(p.Pattern.Value, "$`") {
+			r.markUnknown("an extended glob holds expansions (" + clip(r.raw(p), 60) + ")")
+		}
+		if err := parseInto(r.ln, p.Pattern.Value, r.depth+1, true); err != nil {
+			return err
+		}
 		out.dynamic, out.glob = true, true
 		b.WriteString(r.raw(p))
 	default:
@@ -630,9 +677,11 @@ func (r *reader) markUnknown(why string) {
 func expands(n syntax.Node) bool {
 	found := false
 	syntax.Walk(n, func(m syntax.Node) bool {
-		switch m.(type) {
+		switch m := m.(type) {
 		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
 			found = found || m != n
+		case *syntax.ExtGlob:
+			found = found || strings.ContainsAny(m.Pattern.Value, "$`")
 		}
 		return !found
 	})
