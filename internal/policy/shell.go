@@ -68,7 +68,14 @@ func (l *line) markComplex(why string) {
 
 // parseShell splits s into simple commands. A line bash would refuse is
 // an error.
-func parseShell(s string) (*line, error) {
+func parseShell(s string) (_ *line, err error) {
+	defer func() {
+		// The line is hostile and the parser is not ours: a panic in it
+		// is a line the policy cannot read, never a crash.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the shell parser failed on it (%v)", p)
+		}
+	}()
 	ln := &line{}
 	if err := parseInto(ln, s, 0, false); err != nil {
 		return nil, err
@@ -123,6 +130,9 @@ type reader struct {
 
 // raw is the source text of a node.
 func (r *reader) raw(n syntax.Node) string {
+	if w, ok := n.(*syntax.Word); ok && len(w.Parts) == 0 {
+		return ""
+	}
 	start, end := int(n.Pos().Offset()), int(n.End().Offset())
 	if start < 0 || end > len(r.src) || start > end {
 		return "?"
