@@ -3,7 +3,9 @@ package policy
 // The hand-written POSIX-shell reader the policy used before it parsed
 // command lines with mvdan.cc/sh (shell.go). It is kept only as the
 // oracle of FuzzParserAgreement: the new reading must judge every line as
-// the old one did, or more strictly.
+// the old one did, or more strictly. It shares unwrapInner (sh -c, eval,
+// find -exec) with the new reader, which reads those behind wrappers too
+// (sudo sh -c): the oracle is at least as strict as the old reader was.
 
 import (
 	"errors"

@@ -233,6 +233,12 @@ func TestShellCommands(t *testing.T) {
 		{"sh <<< 'git push'", levels{D, Q, Q}, policy.DenyRemotes},
 		{"bash <<'EOF'\necho 'x\nEOF", levels{D, Q, Q}, ""},
 		{"eval 'git push'", levels{D, Q, Q}, policy.DenyRemotes},
+		{`sudo bash -c "rm -rf /"`, levels{D, Q, Q}, policy.DenyDelete},
+		{"env FOO=1 sh -c 'git push'", levels{D, Q, Q}, policy.DenyRemotes},
+		{"timeout 5 bash -c 'git push'", levels{D, Q, Q}, policy.DenyRemotes},
+		{"echo x | xargs sh -c 'git push'", levels{D, Q, Q}, policy.DenyRemotes},
+		{"nohup find . -exec git push ;", levels{D, Q, Q}, policy.DenyRemotes},
+		{"sudo -u me bash -c 'ls'", levels{A, Q, Q}, ""},
 		// Substitutions everywhere bash runs them.
 		{"echo $(( $(git push) + 1 ))", levels{D, Q, Q}, policy.DenyRemotes},
 		{"echo $((1+2))", levels{A, Q, Q}, ""},

@@ -762,15 +762,22 @@ func isDigits(s string) bool {
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true, "fish": true, "busybox": false}
 
 // unwrapInner parses (with parse) what a command runs as text:
-// sh -c '…', eval …, find … -exec … ;. xargs/env-style wrappers are
-// handled by the deny checks (they look at every suffix of a wrapper's
-// words).
+// sh -c '…', eval …, find … -exec … ;, also behind a wrapper (sudo sh -c).
+// The deny checks look at every suffix of a wrapper's words too.
 func unwrapInner(ln *line, c simple, depth int, parse func(ln *line, s string, depth int, nested bool) error) error {
 	if len(c.args) == 0 {
 		return nil
 	}
 	prog := base(c.args[0].text)
 	switch {
+	case wrappers[prog]:
+		// sudo bash -c '…', timeout 5 sh -c '…', env eval …: what the
+		// wrapped command runs is read as if it ran alone.
+		for i := 1; i < len(c.args); i++ {
+			if p := base(c.args[i].text); !c.args[i].dynamic && (shells[p] || p == "eval" || p == "find") {
+				return unwrapInner(ln, simple{args: c.args[i:], nested: c.nested}, depth, parse)
+			}
+		}
 	case shells[prog]:
 		for i := 1; i < len(c.args); i++ {
 			a := c.args[i].text
