@@ -224,6 +224,7 @@ func TestShellCommands(t *testing.T) {
 		{"export A=$(git push)", levels{D, Q, Q}, policy.DenyRemotes},
 		{"a[$(git push)]=1", levels{D, Q, Q}, policy.DenyRemotes},
 		{"a[$i]=1", levels{Q, Q, Q}, ""},
+		{"0=x ls", levels{Q, Q, Q}, ""},
 		{"x=(a $(git push))", levels{D, Q, Q}, policy.DenyRemotes},
 		// Shells and strings run as command lines.
 		{"bash -c 'ls -la'", levels{A, Q, Q}, ""},
@@ -239,6 +240,8 @@ func TestShellCommands(t *testing.T) {
 		{"echo x | xargs sh -c 'git push'", levels{D, Q, Q}, policy.DenyRemotes},
 		{"nohup find . -exec git push ;", levels{D, Q, Q}, policy.DenyRemotes},
 		{"sudo -u me bash -c 'ls'", levels{A, Q, Q}, ""},
+		{`bash -c "$CMD --now"`, levels{Q, Q, Q}, ""},
+		{`sh -c "$ &gh"`, levels{D, Q, Q}, policy.DenyRemotes},
 		// Substitutions everywhere bash runs them.
 		{"echo $(( $(git push) + 1 ))", levels{D, Q, Q}, policy.DenyRemotes},
 		{"echo $((1+2))", levels{A, Q, Q}, ""},

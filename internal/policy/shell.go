@@ -208,7 +208,16 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 		r.comments(c.Last)
 		return r.stmts(nested, c.Stmts)
 	case *syntax.FuncDecl:
+		// A function shadows the program it is named for: its name is
+		// checked as a command of its own, as the old reader did.
 		r.ln.markComplex("subshell or function")
+		names := c.Names
+		if c.Name != nil {
+			names = append(names, c.Name)
+		}
+		for _, n := range names {
+			r.ln.cmds = append(r.ln.cmds, simple{nested: nested, args: []word{{text: n.Value}}})
+		}
 		return r.stmt(c.Body, nested)
 	case *syntax.IfClause:
 		r.ln.markComplex("compound command")
@@ -366,6 +375,11 @@ func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool
 			sc.args = append(sc.args, w)
 		}
 	}
+	if len(sc.args) > 0 && assignLike(sc.args[0].text) {
+		// "A=1" cmd: bash runs a program named A=1, a careless reader
+		// (the old one) sets A and runs cmd.
+		r.markUnknown("the program to run is named like an assignment (" + clip(sc.args[0].text, 60) + ")")
+	}
 	var bodies []*syntax.Redirect
 	for _, rd := range redirs {
 		op := rd.Op.String()
@@ -398,6 +412,20 @@ func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool
 		return err
 	}
 	return r.stdinScripts(sc, bodies)
+}
+
+// assignLike: NAME=….
+func assignLike(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if c != '_' && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // stdinScripts reads what a here-document or here-string feeds a
@@ -481,6 +509,11 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 	var w word
 	if as.Name != nil {
 		w.text = as.Name.Value
+		if !assignLike(w.text + "=") {
+			// The parser takes 0=x for an assignment; bash runs a program
+			// named 0=x.
+			r.markUnknown("an assignment to " + clip(w.text, 30) + ", which bash does not take for a name")
+		}
 	}
 	if as.Index != nil {
 		if err := r.inside(as.Index); err != nil {
@@ -552,10 +585,24 @@ func (r *reader) inside(n syntax.Node) error {
 		case *syntax.ProcSubst:
 			err = r.subst(n.Stmts, n.Last, "process substitution")
 			return false
+		case *syntax.ExtGlob:
+			err = r.extGlob(n)
+			return false
 		}
 		return true
 	})
 	return err
+}
+
+// extGlob reads @(…), !(…): the parser keeps the pattern as text, but
+// bash expands $(…) in it. It is read as the old reader read it, as a
+// command line of its own; one with expansions is not checkable.
+func (r *reader) extGlob(g *syntax.ExtGlob) error {
+	r.ln.markComplex("extended glob")
+	if strings.ContainsAny(g.Pattern.Value, "$`") {
+		r.markUnknown("an extended glob holds expansions (" + clip(r.raw(g), 60) + ")")
+	}
+	return parseInto(r.ln, g.Pattern.Value, r.depth+1, true)
 }
 
 // subst reads the commands of a substitution: they run nested.
@@ -580,6 +627,11 @@ func (r *reader) word(w *syntax.Word) (word, error) {
 	}
 	var b strings.Builder
 	for i, p := range w.Parts {
+		if _, ok := p.(*syntax.ProcSubst); ok && i > 0 {
+			// a<(…): a file name made of a pipe's, read apart by a
+			// careless eye (the old reader did).
+			r.markUnknown("a process substitution inside a word (" + clip(r.raw(w), 60) + ")")
+		}
 		if err := r.part(p, i == 0, false, &out, &b); err != nil {
 			return out, err
 		}
@@ -595,11 +647,6 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
-			if strings.HasSuffix(p.Value, "$") && !strings.HasSuffix(p.Value, "\\$") {
-				// "…$": a $ just before a quote reads as $"…" to a
-				// careless eye (the old reader took it so): not trusted.
-				out.dynamic = true
-			}
 			unescape(p.Value, "$`\"\\\n", b)
 			return nil
 		}
@@ -622,6 +669,14 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 		for _, q := range p.Parts {
 			if err := r.part(q, false, true, out, b); err != nil {
 				return err
+			}
+		}
+		if n := len(p.Parts); n > 0 {
+			if l, ok := p.Parts[n-1].(*syntax.Lit); ok && strings.HasSuffix(l.Value, "$") && !strings.HasSuffix(l.Value, "\\$") {
+				// "…$": a $ just before the closing quote reads as $"…"
+				// to a careless eye (the old reader took it so): not
+				// trusted.
+				out.dynamic = true
 			}
 		}
 	case *syntax.ArithmExp:
@@ -656,14 +711,7 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 		out.dynamic = true
 		b.WriteString(r.raw(p))
 	case *syntax.ExtGlob:
-		// @(…), !(…): the parser keeps the pattern as text, but bash
-		// expands $(…) in it. It is read as the old reader read it, as a
-		// command line of its own; one with expansions is not checkable.
-		r.ln.markComplex("extended glob")
-		if strings.ContainsAny(p.Pattern.Value, "$`") {
-			r.markUnknown("an extended glob holds expansions (" + clip(r.raw(p), 60) + ")")
-		}
-		if err := parseInto(r.ln, p.Pattern.Value, r.depth+1, true); err != nil {
+		if err := r.extGlob(p); err != nil {
 			return err
 		}
 		out.dynamic, out.glob = true, true
@@ -785,6 +833,10 @@ func unwrapInner(ln *line, c simple, depth int, parse func(ln *line, s string, d
 				if i+1 < len(c.args) {
 					ln.markComplex(prog + " -c")
 					if c.args[i+1].dynamic {
+						// sh -c "$X …": the script is not known.
+						if ln.unknown == "" {
+							ln.unknown = "the script " + prog + " -c runs holds expansions (" + clip(c.args[i+1].text, 60) + ")"
+						}
 						return nil
 					}
 					return parse(ln, c.args[i+1].text, depth+1, true)
