@@ -224,7 +224,10 @@ func TestShellCommands(t *testing.T) {
 		{"export A=$(git push)", levels{D, Q, Q}, policy.DenyRemotes},
 		{"a[$(git push)]=1", levels{D, Q, Q}, policy.DenyRemotes},
 		{"a[$i]=1", levels{Q, Q, Q}, ""},
-		{"0=x ls", levels{Q, Q, Q}, ""},
+		{"0=x ls", levels{A, Q, Q}, ""},
+		{"0=$X", levels{Q, Q, Q}, ""},
+		{`"!" $X`, levels{Q, Q, Q}, ""},
+		{`"A=1" git push`, levels{D, Q, Q}, policy.DenyRemotes},
 		{"x=(a $(git push))", levels{D, Q, Q}, policy.DenyRemotes},
 		// Shells and strings run as command lines.
 		{"bash -c 'ls -la'", levels{A, Q, Q}, ""},

@@ -375,10 +375,15 @@ func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool
 			sc.args = append(sc.args, w)
 		}
 	}
-	if len(sc.args) > 0 && assignLike(sc.args[0].text) {
-		// "A=1" cmd: bash runs a program named A=1, a careless reader
-		// (the old one) sets A and runs cmd.
-		r.markUnknown("the program to run is named like an assignment (" + clip(sc.args[0].text, 60) + ")")
+	if len(sc.args) > 0 && (assignLike(sc.args[0].text) || keywords[sc.args[0].text]) {
+		// "A=1" cmd, "!" cmd, \if cmd: bash runs a program named A=1,
+		// ! or if; a careless reader (the old one) sets A or drops the
+		// keyword and runs cmd.
+		r.markUnknown("the program to run is named like an assignment or a keyword (" + clip(sc.args[0].text, 60) + ")")
+		if len(sc.args) > 1 {
+			// The rest is checked as the command it looks like.
+			r.ln.cmds = append(r.ln.cmds, simple{args: sc.args[1:], nested: true})
+		}
 	}
 	var bodies []*syntax.Redirect
 	for _, rd := range redirs {
@@ -412,6 +417,15 @@ func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool
 		return err
 	}
 	return r.stdinScripts(sc, bodies)
+}
+
+// keywords are bash's reserved words; quoted (or escaped), one is a
+// program's name.
+var keywords = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "fi": true,
+	"do": true, "done": true, "while": true, "until": true, "for": true,
+	"case": true, "esac": true, "select": true, "function": true,
+	"{": true, "}": true, "!": true, "time": true, "[[": true, "]]": true, "coproc": true,
 }
 
 // assignLike: NAME=….
