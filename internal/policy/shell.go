@@ -661,6 +661,12 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
+			if bareDollar(p.Value) {
+				// "$''", "a$": a $ that starts no expansion inside double
+				// quotes reads as $'…' or $"…" to a careless eye (the old
+				// reader took it so): not trusted.
+				out.dynamic = true
+			}
 			unescape(p.Value, "$`\"\\\n", b)
 			return nil
 		}
@@ -685,14 +691,7 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 				return err
 			}
 		}
-		if n := len(p.Parts); n > 0 {
-			if l, ok := p.Parts[n-1].(*syntax.Lit); ok && strings.HasSuffix(l.Value, "$") && !strings.HasSuffix(l.Value, "\\$") {
-				// "…$": a $ just before the closing quote reads as $"…"
-				// to a careless eye (the old reader took it so): not
-				// trusted.
-				out.dynamic = true
-			}
-		}
+
 	case *syntax.ArithmExp:
 		if err := r.arith(p); err != nil {
 			return err
@@ -784,6 +783,19 @@ func unescapeBare(s string, out *word, b *strings.Builder) {
 	}
 }
 
+// bareDollar: s holds a $ no backslash escapes.
+func bareDollar(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '$':
+			return true
+		}
+	}
+	return false
+}
+
 // unescape removes the backslashes before the characters of special
 // (inside double quotes: $, `, ", \ and newline; a backslash and a
 // newline are removed together).
@@ -847,10 +859,12 @@ func unwrapInner(ln *line, c simple, depth int, parse func(ln *line, s string, d
 				if i+1 < len(c.args) {
 					ln.markComplex(prog + " -c")
 					if c.args[i+1].dynamic {
-						// sh -c "$X …": the script is not known.
+						// sh -c "$X …": the script is not known; what can
+						// be read of it is checked against the deny list.
 						if ln.unknown == "" {
 							ln.unknown = "the script " + prog + " -c runs holds expansions (" + clip(c.args[i+1].text, 60) + ")"
 						}
+						_ = parse(ln, c.args[i+1].text, depth+1, true)
 						return nil
 					}
 					return parse(ln, c.args[i+1].text, depth+1, true)
