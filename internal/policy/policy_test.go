@@ -271,6 +271,9 @@ func TestShellCommands(t *testing.T) {
 		{"cat <<'EOF' > notes.txt\n$(git push)\nEOF", levels{D, Q, Q}, policy.DenyRemotes},
 		{"python3 - <<'EOF'\nimport os\nprint(os.getcwd())\nEOF", levels{A, Q, Q}, ""},
 		{"cat <<< 'git push'", levels{A, A, A}, ""},
+		{"python3 \"$S\" <<'EOF'\nprint('don\\'t')\nEOF", levels{A, Q, Q}, ""},
+		{`bash <<< "$X"`, levels{Q, Q, Q}, ""},
+		{"$SHELL <<'EOF'\ngit push\nEOF", levels{D, Q, Q}, policy.DenyRemotes},
 		// Comments: never run, but checked, and a line with one asks.
 		{"ls # rm -rf /", levels{D, Q, Q}, policy.DenyDelete},
 		{"# list the files\nls -la", levels{A, Q, Q}, ""},

@@ -385,7 +385,7 @@ func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool
 			r.ln.cmds = append(r.ln.cmds, simple{args: sc.args[1:], nested: true})
 		}
 	}
-	var bodies []*syntax.Redirect
+	var bodies []stdin
 	for _, rd := range redirs {
 		op := rd.Op.String()
 		if !isRedirOp(op) {
@@ -405,9 +405,9 @@ func (r *reader) call(c *syntax.CallExpr, redirs []*syntax.Redirect, nested bool
 					return err
 				}
 			}
-			bodies = append(bodies, rd)
+			bodies = append(bodies, stdin{rd, t})
 		case syntax.WordHdoc:
-			bodies = append(bodies, rd)
+			bodies = append(bodies, stdin{rd, t})
 		}
 	}
 	if len(sc.args) > 0 || len(sc.env) > 0 || len(sc.redirs) > 0 {
@@ -442,36 +442,40 @@ func assignLike(s string) bool {
 	return true
 }
 
+// stdin is a here-document or here-string and its target word.
+type stdin struct {
+	rd     *syntax.Redirect
+	target word
+}
+
 // stdinScripts reads what a here-document or here-string feeds a
 // command. A shell runs it: its commands are parsed like the line's, and a
 // body bash would refuse is an error. Anything else may run it too (an
 // interpreter, a wrapper of a shell): its body is checked against the deny
 // list as far as it reads as shell.
-func (r *reader) stdinScripts(sc simple, bodies []*syntax.Redirect) error {
+func (r *reader) stdinScripts(sc simple, bodies []stdin) error {
 	if len(bodies) == 0 {
 		return nil
 	}
-	shell := false
+	// A program that is an expansion may be a shell.
+	shell := len(sc.args) > 0 && sc.args[0].dynamic
 	for _, a := range sc.args {
-		if a.dynamic || shells[base(a.text)] || base(a.text) == "busybox" {
+		if shells[base(a.text)] || base(a.text) == "busybox" {
 			shell = true
 		}
 	}
-	for _, rd := range bodies {
+	for _, in := range bodies {
+		rd := in.rd
 		var text string
 		if rd.Op == syntax.WordHdoc {
-			t, err := r.word(rd.Word)
-			if err != nil {
-				return err
-			}
 			if !shell {
 				continue // a here-string to another program is data, as before
 			}
-			if t.dynamic {
-				r.ln.markComplex("a shell running a script")
+			if in.target.dynamic {
+				r.markUnknown("the script a shell reads holds expansions (" + clip(in.target.text, 60) + ")")
 				continue
 			}
-			text = t.text
+			text = in.target.text
 		} else if rd.Hdoc != nil {
 			text = r.hdocText(rd)
 		} else {
