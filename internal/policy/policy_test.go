@@ -229,6 +229,7 @@ func TestShellCommands(t *testing.T) {
 		{`"!" $X`, levels{Q, Q, Q}, ""},
 		{`"A=1" git push`, levels{D, Q, Q}, policy.DenyRemotes},
 		{"x=(a $(git push))", levels{D, Q, Q}, policy.DenyRemotes},
+		{"x=(gh pr create)", levels{D, Q, Q}, policy.DenyRemotes},
 		// Shells and strings run as command lines.
 		{"bash -c 'ls -la'", levels{A, Q, Q}, ""},
 		{`bash -c 'echo "$(git push)"'`, levels{D, Q, Q}, policy.DenyRemotes},

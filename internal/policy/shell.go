@@ -557,11 +557,30 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 	}
 	switch {
 	case as.Array != nil:
-		if err := r.inside(as.Array); err != nil {
-			return w, err
-		}
 		if expands(as.Array) {
 			r.markUnknown("an array holds expansions (" + clip(r.raw(as.Array), 60) + ")")
+		}
+		// Its words are checked as a command of their own (never allowed
+		// by class), as the old reader read a=(…).
+		elems := simple{nested: true}
+		r.comments(as.Array.Last)
+		for _, el := range as.Array.Elems {
+			r.comments(el.Comments)
+			if el.Index != nil {
+				if err := r.inside(el.Index); err != nil {
+					return w, err
+				}
+			}
+			if el.Value != nil {
+				v, err := r.word(el.Value)
+				if err != nil {
+					return w, err
+				}
+				elems.args = append(elems.args, v)
+			}
+		}
+		if len(elems.args) > 0 {
+			r.ln.cmds = append(r.ln.cmds, elems)
 		}
 		w.text += r.raw(as.Array)
 		w.dynamic = true
