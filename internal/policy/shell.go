@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -287,6 +288,12 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 		sc := simple{nested: nested, args: []word{{text: "[["}}}
 		var werr error
 		syntax.Walk(c.X, func(n syntax.Node) bool {
+			if bt, ok := n.(*syntax.BinaryTest); ok {
+				switch bt.Op {
+				case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+					r.hiddenSubst() // [[ x -eq y ]] is arithmetic
+				}
+			}
 			w, ok := n.(*syntax.Word)
 			if !ok || werr != nil {
 				return werr == nil
@@ -329,6 +336,11 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 		// are its assignments.
 		sc := simple{nested: nested, args: []word{{text: c.Variant.Value}}}
 		for _, as := range c.Args {
+			if as.Naked && as.Name == nil && as.Value != nil {
+				if o := as.Value.Lit(); strings.HasPrefix(o, "-") && strings.Contains(o, "i") {
+					r.hiddenSubst() // declare -i x=…: arithmetic
+				}
+			}
 			w, err := r.assign(as)
 			if err != nil {
 				return err
@@ -599,13 +611,51 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 // arith reads arithmetic: complex, and when it holds expansions not
 // checkable at all (bash evaluates a variable's value as arithmetic too,
 // and a[$(…)] in it runs a command).
+//
+// Its text is also checked against the deny list as a command line of
+// its own, as far as it reads as one (as the old reader read $((…))).
 func (r *reader) arith(n syntax.Node) error {
 	r.ln.markComplex("arithmetic")
 	if expands(n) {
 		r.markUnknown("arithmetic holds expansions (" + clip(r.raw(n), 60) + ")")
 	}
+	r.hiddenSubst()
+	var exprs []syntax.ArithmExpr
+	switch n := n.(type) {
+	case *syntax.ArithmExp:
+		exprs = append(exprs, n.X)
+	case *syntax.ArithmCmd:
+		exprs = append(exprs, n.X)
+	case *syntax.CStyleLoop:
+		exprs = append(exprs, n.Init, n.Cond, n.Post)
+	case syntax.ArithmExpr:
+		exprs = append(exprs, n)
+	}
+	for _, x := range exprs {
+		if x != nil {
+			r.bestEffort(r.raw(x))
+		}
+	}
 	return r.inside(n)
 }
+
+// hiddenSubst: bash's arithmetic evaluates strings and variables'
+// values as expressions, and a[$(…)] in one runs the command:
+// (( 'a[$(git push)]' )), [[ $x -eq 1 ]] with x set to such a string,
+// let, declare -i. When the text read has an arithmetic context and both
+// a [ and a $(…) or `…` anywhere, the line cannot be checked.
+func (r *reader) hiddenSubst() {
+	if subscript.MatchString(r.src) && hiddenCmd.MatchString(r.src) {
+		r.markUnknown("arithmetic may run a command written into a string (a[$(…)])")
+	}
+}
+
+// subscript is a name's [ (a[…]); hiddenCmd is a $(…) (not $((…))) or
+// a backquote.
+var subscript = regexp.MustCompile(`[A-Za-z0-9_]\[`)
+
+// hiddenCmd is a $(…) (not $((…))) or a backquote.
+var hiddenCmd = regexp.MustCompile("\\$\\([^(]|`")
 
 // inside reads the substitutions anywhere inside n (an arithmetic
 // expression, an array, a test): each is a command of its own.
