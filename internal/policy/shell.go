@@ -217,7 +217,11 @@ func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
 			names = append(names, c.Name)
 		}
 		for _, n := range names {
-			r.ln.cmds = append(r.ln.cmds, simple{nested: nested, args: []word{{text: n.Value}}})
+			var w word
+			var b strings.Builder
+			unescapeBare(n.Value, &w, &b)
+			w.text = b.String()
+			r.ln.cmds = append(r.ln.cmds, simple{nested: nested, args: []word{w}})
 		}
 		return r.stmt(c.Body, nested)
 	case *syntax.IfClause:
