@@ -167,13 +167,23 @@ func (r *reader) comments(lists ...[]syntax.Comment) {
 
 // bestEffort adds the commands of text that may or may not be shell (a
 // comment, a here-document for a program that is not a shell), for the
-// deny list; text that does not parse adds nothing.
+// deny list.
+//
+// Text that does not parse as a whole is read in the pieces between its
+// operators (a comment's "&gh" holds gh).
 func (r *reader) bestEffort(text string) {
 	tmp := &line{}
-	if err := parseInto(tmp, text, r.depth+1, true); err != nil {
+	if err := parseInto(tmp, text, r.depth+1, true); err == nil {
+		r.ln.cmds = append(r.ln.cmds, tmp.cmds...)
 		return
 	}
-	r.ln.cmds = append(r.ln.cmds, tmp.cmds...)
+	pieces := strings.FieldsFunc(text, func(c rune) bool { return strings.ContainsRune(";&|()\n", c) })
+	for _, p := range pieces {
+		tmp := &line{}
+		if err := parseInto(tmp, p, r.depth+1, true); err == nil {
+			r.ln.cmds = append(r.ln.cmds, tmp.cmds...)
+		}
+	}
 }
 
 func (r *reader) stmt(s *syntax.Stmt, nested bool) error {
@@ -780,7 +790,7 @@ func (r *reader) part(p syntax.WordPart, first, quoted bool, out *word, b *strin
 			// ${X:-$Y}, ${X#$(…)}: what it makes is not known here.
 			r.markUnknown("a parameter expansion holds expansions (" + clip(r.raw(p), 60) + ")")
 		} else if raw := r.raw(p); len(raw) > 2 && strings.ContainsAny(raw[2:], "$`") {
-			r.ln.markComplex("parameter expansion holding a $ or `")
+			r.markUnknown("a parameter expansion holds a $ or ` (" + clip(raw, 60) + ")")
 		}
 		// ${x:-$(…)}: what runs inside is read too.
 		if err := r.inside(p); err != nil {
