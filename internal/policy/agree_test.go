@@ -114,7 +114,8 @@ func FuzzParserAgreement(f *testing.F) {
 
 // oldForms are s and, when bash parses it, the same program written out
 // plainly for the old reader: without the text of comments and
-// here-document bodies (blankInert), and as mvdan.cc/sh prints it.
+// here-document bodies (blankInert), and as mvdan.cc/sh prints it (also
+// on one line, which drops line continuations).
 func oldForms(s string) []string {
 	forms := []string{s}
 	if b := blankInert(s); b != s {
@@ -124,12 +125,14 @@ func oldForms(s string) []string {
 	if err != nil {
 		return forms
 	}
-	var buf bytes.Buffer
-	if err := syntax.NewPrinter().Print(&buf, f); err != nil {
-		return forms
-	}
-	if p := blankInert(buf.String()); !slices.Contains(forms, p) {
-		forms = append(forms, p)
+	for _, pr := range []*syntax.Printer{syntax.NewPrinter(), syntax.NewPrinter(syntax.SingleLine(true))} {
+		var buf bytes.Buffer
+		if err := pr.Print(&buf, f); err != nil {
+			continue
+		}
+		if p := blankInert(buf.String()); !slices.Contains(forms, p) {
+			forms = append(forms, p)
+		}
 	}
 	return forms
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -611,6 +612,10 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 		w.text += r.raw(as.Array)
 		w.dynamic = true
 	case as.Value != nil:
+		if slices.ContainsFunc(as.Value.Parts, func(p syntax.WordPart) bool { _, ok := p.(*syntax.ProcSubst); return ok }) {
+			// A=<(…): as a<(…), read apart by a careless eye.
+			r.markUnknown("a process substitution inside a word (" + clip(r.raw(as.Value), 60) + ")")
+		}
 		v, err := r.word(as.Value)
 		if err != nil {
 			return w, err
