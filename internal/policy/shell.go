@@ -622,6 +622,11 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 		}
 		w.text += v.text
 		w.dynamic = w.dynamic || v.dynamic
+		if as.Append && v.dynamic {
+			// A+=$X: the old reader took it for a program that is an
+			// expansion; kept as strict.
+			r.markUnknown("an append to " + clip(w.text, 60) + " holds expansions")
+		}
 		w.glob = v.glob
 	}
 	return w, nil
