@@ -621,6 +621,8 @@ func (r *reader) assign(as *syntax.Assign) (word, error) {
 			return w, err
 		}
 		w.text += v.text
+		// A={ is no group: the brace is a brace expansion's, as in A={a,b}.
+		v.dynamic = v.dynamic || strings.Contains(v.text, "{")
 		w.dynamic = w.dynamic || v.dynamic
 		if as.Append && v.dynamic {
 			// A+=$X: the old reader took it for a program that is an
