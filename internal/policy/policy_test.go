@@ -188,6 +188,8 @@ func TestShellCommands(t *testing.T) {
 		// What the policy cannot read.
 		{"$CMD push", levels{Q, Q, Q}, ""},
 		{"git $SUB origin", levels{Q, Q, Q}, ""},
+		{"git $SUB", levels{Q, Q, Q}, ""},
+		{"git --version", levels{A, Q, Q}, ""},
 		{"echo 'unterminated", levels{D, Q, Q}, ""},
 		{"", levels{D, Q, Q}, ""},
 		{"$'\\x67it' push", levels{Q, Q, Q}, ""},
