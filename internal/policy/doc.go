@@ -17,9 +17,12 @@
 // A command line is allowed below the autonomous level only when it is
 // plain (simple commands joined by ;, &&, ||, | and &) and every part of
 // it is allowed; substitutions, subshells, sh -c, eval and control flow
-// ask. The deny list is checked on every part, nested ones included, and
-// on every suffix of wrappers' words (nice -n 10 git push). A deny-list
-// hit is never offered for remembering, and rules never override it.
+// ask. Lines are read as bash reads them, by mvdan.cc/sh's parser (the
+// one behind shfmt); a line bash would refuse is never allowed. The deny
+// list is checked on every part, nested ones included (and the text of
+// comments and here-documents too), and on every suffix of wrappers'
+// words (nice -n 10 git push). A deny-list hit is never offered for
+// remembering, and rules never override it.
 //
 // "Talking to remotes" in a kennel that has a network: reaching or
 // changing a git remote, the forges' CLIs, remote shells and raw sockets,

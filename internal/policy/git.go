@@ -154,14 +154,10 @@ func (a *analysis) git(args []word) {
 	case "checkout", "switch":
 		a.checkout(g, what)
 	case "":
-		if len(args) > 1 && !slices.ContainsFunc(args[1:], func(w word) bool { return !strings.HasPrefix(w.text, "-") && !w.dynamic }) {
-			break
-		}
-		if len(args) > 1 {
-			// The subcommand is an expansion: git $X may be git push.
-			if a.unknown == "" {
-				a.unknown = "git's subcommand is an expansion"
-			}
+		// No subcommand (git --version), or one that is an expansion:
+		// git $X may be git push.
+		if slices.ContainsFunc(args[1:], func(w word) bool { return w.dynamic }) && a.unknown == "" {
+			a.unknown = "git's subcommand is an expansion"
 		}
 	}
 }

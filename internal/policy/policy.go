@@ -131,6 +131,11 @@ func findRule(rules []store.PolicyRule, k Kind, match func(pattern string) bool)
 
 func decideShell(req Request, t Task, level instincts.Autonomy, rules []store.PolicyRule) Decision {
 	ln, err := parseShell(req.Command)
+	return judgeLine(ln, err, req, t, level, rules)
+}
+
+// judgeLine decides on a command line read by parseShell (ln, err).
+func judgeLine(ln *line, err error, req Request, t Task, level instincts.Autonomy, rules []store.PolicyRule) Decision {
 	if err != nil || strings.TrimSpace(req.Command) == "" {
 		why := "the command is empty"
 		if err != nil {
@@ -143,6 +148,9 @@ func decideShell(req Request, t Task, level instincts.Autonomy, rules []store.Po
 	}
 	a := &analysis{ws: t, dirs: []string{dirOr(t, req.Dir)}, branch: t.Branch}
 	results := a.run(ln)
+	if a.unknown == "" {
+		a.unknown = ln.unknown
+	}
 	if len(a.hits) > 0 {
 		return onDenyList(level, a.hits)
 	}
