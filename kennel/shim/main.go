@@ -137,7 +137,7 @@ const usage = `usage:
   fetch-shim prepare --dir DIR --batch JSON -- argv...
   fetch-shim worktree --repo DIR --path PATH --branch NAME --exclude PATTERN -- git [options...]
   fetch-shim bundle --ref refs/heads/NAME --not COMMIT -- git [options...]
-  fetch-shim outfiles --root DIR --dir REL --max-files N --max-bytes M
+  fetch-shim outfiles --root DIR --dir REL --max-files N --max-bytes M --max-total T
 `
 
 // Main runs the program with args (without the program name) and returns its

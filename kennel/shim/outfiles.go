@@ -21,7 +21,7 @@ import (
 // of its work tree (harness.OutDir) and writes them to stdout as a tar
 // stream, then empties the folder:
 //
-//	fetch-shim outfiles --root DIR --dir REL --max-files N --max-bytes M
+//	fetch-shim outfiles --root DIR --dir REL --max-files N --max-bytes M --max-total T
 //
 // The folder is DIR/REL, reached one name at a time from DIR without
 // following a symlink (REL is relative, without "." or ".."): everything
@@ -29,8 +29,9 @@ import (
 // symlink to /etc or to another work tree is never read. Only the
 // folder's regular files with one link are sent, opened without following
 // symlinks and checked again once open; at most N of them (by name), each
-// of at most M bytes. Every other entry (a symlink, a folder, a device, a
-// file past N or over M) is a tar entry without data whose PAX record
+// of at most M bytes, T bytes in all. Every other entry (a symlink, a
+// folder, a device, a file past N, M or T) is a tar entry without data
+// whose PAX record
 // OutSkippedKey says why. Then every entry of the folder but folders is
 // removed (a symlink itself, never what it names), so that the next run's
 // result does not send them again. A missing folder is an empty stream.
@@ -40,14 +41,27 @@ const CmdOutfiles = "outfiles"
 // why not.
 const OutSkippedKey = "FETCH.skipped"
 
+// OutLimits bound what outfiles sends.
+type OutLimits struct {
+	// Files is the most files sent; Bytes the largest file; Total all
+	// files' bytes together, at most MaxOutTotal.
+	Files        int
+	Bytes, Total int64
+}
+
+// MaxOutTotal is the most bytes of files outfiles sends in one batch: what
+// a batch's stdout holds (MaxBatchStdout) less room for the tar headers
+// of maxOutEntries entries.
+const MaxOutTotal = MaxBatchStdout - 256<<10
+
 // OutfilesArgv is the argv of the outfiles command.
-func OutfilesArgv(root, rel string, maxFiles int, maxBytes int64) []string {
-	return []string{Path, CmdOutfiles, "--root", root, "--dir", rel,
-		"--max-files", strconv.Itoa(maxFiles), "--max-bytes", strconv.FormatInt(maxBytes, 10)}
+func OutfilesArgv(root, rel string, l OutLimits) []string {
+	return []string{Path, CmdOutfiles, "--root", root, "--dir", rel, "--max-files", strconv.Itoa(l.Files),
+		"--max-bytes", strconv.FormatInt(l.Bytes, 10), "--max-total", strconv.FormatInt(l.Total, 10)}
 }
 
 // maxOutEntries bounds the entries of the folder outfiles looks at.
-const maxOutEntries = 1000
+const maxOutEntries = 100
 
 // outfilesCommand parses the outfiles command's arguments and carries it
 // out.
@@ -56,13 +70,15 @@ func outfilesCommand(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	root := flags.String("root", "", "the absolute path the folder is under")
 	rel := flags.String("dir", "", "the folder, relative to --root")
-	maxFiles := flags.Int("max-files", 10, "the most files sent")
-	maxBytes := flags.Int64("max-bytes", 8<<20, "the largest file sent, in bytes")
+	var l OutLimits
+	flags.IntVar(&l.Files, "max-files", 10, "the most files sent")
+	flags.Int64Var(&l.Bytes, "max-bytes", 8<<20, "the largest file sent, in bytes")
+	flags.Int64Var(&l.Total, "max-total", MaxOutTotal, "the most bytes of all files sent")
 	if err := flags.Parse(args); err != nil {
 		return ExitUsage
 	}
-	if flags.NArg() > 0 || !strings.HasPrefix(*root, "/") || *maxFiles < 0 || *maxBytes < 0 {
-		fmt.Fprintf(stderr, "fetch-shim: outfiles: want an absolute --root, a relative --dir, limits of 0 or more, no arguments\n")
+	if flags.NArg() > 0 || !strings.HasPrefix(*root, "/") || l.Files < 0 || l.Bytes < 0 || l.Total < 0 || l.Total > MaxOutTotal {
+		fmt.Fprintf(stderr, "fetch-shim: outfiles: want an absolute --root, a relative --dir, limits of 0 or more (a total up to %d), no arguments\n", MaxOutTotal)
 		return ExitUsage
 	}
 	names, err := relNames(*rel)
@@ -70,7 +86,7 @@ func outfilesCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fetch-shim: outfiles: %v\n", err)
 		return ExitUsage
 	}
-	if err := writeOutfiles(*root, names, *maxFiles, *maxBytes, stdout); err != nil {
+	if err := writeOutfiles(*root, names, l, stdout); err != nil {
 		fmt.Fprintf(stderr, "fetch-shim: outfiles: %v\n", err)
 		return ExitFailed
 	}
@@ -108,7 +124,7 @@ func openNoFollow(root string, names []string) (int, error) {
 
 // writeOutfiles writes the folder's files as a tar stream to w and
 // empties the folder.
-func writeOutfiles(root string, names []string, maxFiles int, maxBytes int64, w io.Writer) error {
+func writeOutfiles(root string, names []string, l OutLimits, w io.Writer) error {
 	tw := tar.NewWriter(w)
 	fd, err := openNoFollow(root, names)
 	if errors.Is(err, unix.ENOENT) {
@@ -125,16 +141,16 @@ func writeOutfiles(root string, names []string, maxFiles int, maxBytes int64, w 
 		return fmt.Errorf("read the folder: %w", err)
 	}
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	sent := 0
+	var took taken
 	for _, e := range entries {
 		name := e.Name()
-		data, skip := readOutfile(fd, name, e.IsDir(), sent >= maxFiles, maxFiles, maxBytes)
+		data, skip := readOutfile(fd, name, e.IsDir(), took, l)
 		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: int64(len(data)), ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
 		if skip != "" {
 			hdr.Size, data = 0, nil
 			hdr.PAXRecords = map[string]string{OutSkippedKey: skip}
 		} else {
-			sent++
+			took.add(data)
 		}
 		if !validOutName(name) {
 			// The name does not fit a tar entry Fetch reads: what is
@@ -156,9 +172,30 @@ func writeOutfiles(root string, names []string, maxFiles int, maxBytes int64, w 
 	return tw.Close()
 }
 
+// taken is what outfiles sent so far.
+type taken struct {
+	files int
+	bytes int64
+}
+
+func (t *taken) add(data []byte) { t.files, t.bytes = t.files+1, t.bytes+int64(len(data)) }
+
+// over says why a file of size bytes is not sent after t ("" when it is).
+func (t taken) over(size int64, l OutLimits) string {
+	switch {
+	case size > l.Bytes:
+		return fmt.Sprintf("over %d bytes", l.Bytes)
+	case t.files >= l.Files:
+		return fmt.Sprintf("over the %d files sent with a result", l.Files)
+	case t.bytes+size > l.Total:
+		return fmt.Sprintf("over the %d bytes sent with a result", l.Total)
+	}
+	return ""
+}
+
 // readOutfile reads the folder's entry name (dirfd is the folder) when it
-// is to be sent, or says why not.
-func readOutfile(dirfd int, name string, isDir, full bool, maxFiles int, maxBytes int64) ([]byte, string) {
+// is to be sent after took, or says why not.
+func readOutfile(dirfd int, name string, isDir bool, took taken, l OutLimits) ([]byte, string) {
 	if isDir {
 		return nil, "a folder (only files are sent)"
 	}
@@ -169,11 +206,11 @@ func readOutfile(dirfd int, name string, isDir, full bool, maxFiles int, maxByte
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, "could not be read: " + err.Error()
 	}
-	if why := notSendable(st, maxBytes); why != "" {
+	if why := notSendable(st); why != "" {
 		return nil, why
 	}
-	if full {
-		return nil, fmt.Sprintf("over the %d files sent with a result", maxFiles)
+	if why := took.over(st.Size, l); why != "" {
+		return nil, why
 	}
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -188,21 +225,22 @@ func readOutfile(dirfd int, name string, isDir, full bool, maxFiles int, maxByte
 	if open.Dev != st.Dev || open.Ino != st.Ino {
 		return nil, "changed while it was read"
 	}
-	if why := notSendable(open, maxBytes); why != "" {
+	if why := notSendable(open); why != "" {
 		return nil, why
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
-	switch {
-	case err != nil:
+	limit := min(l.Bytes, l.Total-took.bytes)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
 		return nil, "could not be read: " + err.Error()
-	case int64(len(data)) > maxBytes:
-		return nil, fmt.Sprintf("over %d bytes", maxBytes)
+	}
+	if why := took.over(int64(len(data)), l); why != "" {
+		return nil, why // it grew
 	}
 	return data, ""
 }
 
 // notSendable says why a file with st is not sent ("" when it is).
-func notSendable(st unix.Stat_t, maxBytes int64) string {
+func notSendable(st unix.Stat_t) string {
 	switch {
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		return "a symlink (only files are sent, never what a link names)"
@@ -210,8 +248,6 @@ func notSendable(st unix.Stat_t, maxBytes int64) string {
 		return "not a regular file"
 	case st.Nlink != 1:
 		return "a hard link (only files with one name are sent)"
-	case st.Size > maxBytes:
-		return fmt.Sprintf("over %d bytes", maxBytes)
 	}
 	return ""
 }
@@ -241,12 +277,11 @@ type OutFile struct {
 }
 
 // ReadOutfiles reads what outfiles printed: kennel output, held to the
-// same limits again (at most maxFiles files of at most maxBytes, names
-// checked; at most maxOutEntries entries).
-func ReadOutfiles(r io.Reader, maxFiles int, maxBytes int64) ([]OutFile, error) {
+// same limits again (names checked; at most maxOutEntries entries).
+func ReadOutfiles(r io.Reader, l OutLimits) ([]OutFile, error) {
 	tr := tar.NewReader(r)
 	var out []OutFile
-	sent := 0
+	var took taken
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -265,17 +300,16 @@ func ReadOutfiles(r io.Reader, maxFiles int, maxBytes int64) ([]OutFile, error) 
 		case !validOutName(f.Name):
 			f.Name, f.Skipped = strconv.QuoteToASCII(f.Name), "a name that is not plain text"
 		case f.Skipped != "":
-		case sent >= maxFiles:
-			f.Skipped = fmt.Sprintf("over the %d files sent with a result", maxFiles)
-		case hdr.Size > maxBytes:
-			f.Skipped = fmt.Sprintf("over %d bytes", maxBytes)
 		default:
-			data, err := io.ReadAll(io.LimitReader(tr, maxBytes+1))
+			if f.Skipped = took.over(hdr.Size, l); f.Skipped != "" {
+				break
+			}
+			data, err := io.ReadAll(tr)
 			if err != nil {
 				return out, fmt.Errorf("outfiles: %s: %w", f.Name, err)
 			}
 			f.Data = data
-			sent++
+			took.add(data)
 		}
 		if f.Skipped != "" {
 			f.Skipped = clipSkipped(f.Skipped)

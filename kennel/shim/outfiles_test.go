@@ -51,10 +51,10 @@ func TestOutfilesSendsRegularFilesOnlyAndEmptiesTheFolder(t *testing.T) {
 	root, rel, outside := outfilesWorld(t)
 	// a.txt has a second name: not sent.
 	var out, errOut bytes.Buffer
-	if code := Main(t.Context(), OutfilesArgv(root, rel, 10, 50)[1:], &out, &errOut); code != ExitOK {
+	if code := Main(t.Context(), OutfilesArgv(root, rel, OutLimits{Files: 10, Bytes: 50, Total: 1000})[1:], &out, &errOut); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	files, err := ReadOutfiles(&out, 10, 50)
+	files, err := ReadOutfiles(&out, OutLimits{Files: 10, Bytes: 50, Total: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,27 @@ func TestOutfilesCountsAndFolderLinks(t *testing.T) {
 		}
 	}
 	var buf, errOut bytes.Buffer
-	if code := Main(t.Context(), OutfilesArgv(root, "wt/.fetch/out", 2, 10)[1:], &buf, &errOut); code != ExitOK {
+	if code := Main(t.Context(), OutfilesArgv(root, "wt/.fetch/out", OutLimits{Files: 2, Bytes: 10, Total: 1000})[1:], &buf, &errOut); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	files, err := ReadOutfiles(&buf, 2, 10)
+	files, err := ReadOutfiles(&buf, OutLimits{Files: 2, Bytes: 10, Total: 1000})
 	if err != nil || len(files) != 3 || files[0].Skipped != "" || files[1].Skipped != "" || !strings.Contains(files[2].Skipped, "over the 2 files") {
 		t.Fatalf("files %+v, %v; want 1.txt and 2.txt sent, 3.txt over the count", files, err)
+	}
+
+	// And the total: two bytes in all.
+	for _, n := range []string{"1", "2", "3"} {
+		if err := os.WriteFile(filepath.Join(out, n+".txt"), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf.Reset()
+	if code := Main(t.Context(), OutfilesArgv(root, "wt/.fetch/out", OutLimits{Files: 10, Bytes: 10, Total: 2})[1:], &buf, &errOut); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	files, err = ReadOutfiles(&buf, OutLimits{Files: 10, Bytes: 10, Total: 2})
+	if err != nil || len(files) != 3 || files[1].Skipped != "" || !strings.Contains(files[2].Skipped, "over the 2 bytes") {
+		t.Fatalf("files %+v, %v; want 1.txt and 2.txt sent, 3.txt over the total", files, err)
 	}
 
 	// The folder (or a folder on the way) planted as a symlink is not
@@ -122,7 +137,7 @@ func TestOutfilesCountsAndFolderLinks(t *testing.T) {
 	}
 	buf.Reset()
 	errOut.Reset()
-	if code := Main(t.Context(), OutfilesArgv(root, "wt/.fetch/out", 2, 10)[1:], &buf, &errOut); code != ExitFailed {
+	if code := Main(t.Context(), OutfilesArgv(root, "wt/.fetch/out", OutLimits{Files: 2, Bytes: 10, Total: 1000})[1:], &buf, &errOut); code != ExitFailed {
 		t.Fatalf("exit %d, stdout %q; want a failure for a folder through a symlink", code, buf.String())
 	}
 	if _, err := os.Stat(filepath.Join(elsewhere, "x.txt")); err != nil {
@@ -131,14 +146,14 @@ func TestOutfilesCountsAndFolderLinks(t *testing.T) {
 
 	// No folder: nothing, without a failure.
 	buf.Reset()
-	if code := Main(t.Context(), OutfilesArgv(root, "none/.fetch/out", 2, 10)[1:], &buf, &errOut); code != ExitOK {
+	if code := Main(t.Context(), OutfilesArgv(root, "none/.fetch/out", OutLimits{Files: 2, Bytes: 10, Total: 1000})[1:], &buf, &errOut); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if files, err := ReadOutfiles(&buf, 2, 10); err != nil || len(files) != 0 {
+	if files, err := ReadOutfiles(&buf, OutLimits{Files: 2, Bytes: 10, Total: 1000}); err != nil || len(files) != 0 {
 		t.Fatalf("files %+v, %v; want none", files, err)
 	}
 	for _, bad := range []string{"../x", "a/./b", "", "/abs"} {
-		if code := Main(t.Context(), OutfilesArgv(root, bad, 2, 10)[1:], &buf, &errOut); code != ExitUsage {
+		if code := Main(t.Context(), OutfilesArgv(root, bad, OutLimits{Files: 2, Bytes: 10, Total: 1000})[1:], &buf, &errOut); code != ExitUsage {
 			t.Errorf("--dir %q: exit %d; want usage", bad, code)
 		}
 	}
@@ -146,7 +161,7 @@ func TestOutfilesCountsAndFolderLinks(t *testing.T) {
 
 func TestOutfilesInABatch(t *testing.T) {
 	root, rel, _ := outfilesWorld(t)
-	prog, _ := json.Marshal(Batch{Steps: []BatchStep{{Argv: OutfilesArgv(root, rel, 10, 50), Base64: true}}})
+	prog, _ := json.Marshal(Batch{Steps: []BatchStep{{Argv: OutfilesArgv(root, rel, OutLimits{Files: 10, Bytes: 50, Total: 1000}), Base64: true}}})
 	res, code, stderr := runBatchJSON(t, string(prog))
 	if code != ExitOK || len(res.Steps) != 1 || res.Steps[0].Exit != 0 {
 		t.Fatalf("exit %d, %+v: %s", code, res, stderr)
@@ -155,7 +170,7 @@ func TestOutfilesInABatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := ReadOutfiles(bytes.NewReader(data), 10, 50)
+	files, err := ReadOutfiles(bytes.NewReader(data), OutLimits{Files: 10, Bytes: 50, Total: 1000})
 	if err != nil || len(files) != 7 {
 		t.Fatalf("files %+v, %v; want the seven entries", files, err)
 	}
@@ -164,11 +179,11 @@ func TestOutfilesInABatch(t *testing.T) {
 func TestReadOutfilesHoldsTheLimitsAgain(t *testing.T) {
 	root, rel, _ := outfilesWorld(t)
 	var out, errOut bytes.Buffer
-	if code := Main(t.Context(), OutfilesArgv(root, rel, 10, 50)[1:], &out, &errOut); code != ExitOK {
+	if code := Main(t.Context(), OutfilesArgv(root, rel, OutLimits{Files: 10, Bytes: 50, Total: 1000})[1:], &out, &errOut); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	// The kennel's shim may be a forged one: the reader's limits hold.
-	files, err := ReadOutfiles(&out, 1, 6)
+	files, err := ReadOutfiles(&out, OutLimits{Files: 1, Bytes: 6, Total: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
