@@ -113,7 +113,10 @@ type DiscordButton struct {
 // DiscordFile is an attachment.
 type DiscordFile struct {
 	Name string
-	Data []byte
+	// ContentType is the type its part was sent with: what Discord takes
+	// to show a picture inline.
+	ContentType string
+	Data        []byte
 }
 
 // DiscordCommand is a registered application command.
@@ -501,7 +504,7 @@ func readPayload(r *http.Request) (messagePayload, []DiscordFile, error) {
 				return p, nil, err
 			}
 		case strings.HasPrefix(name, "files["):
-			files = append(files, DiscordFile{Name: part.FileName(), Data: data})
+			files = append(files, DiscordFile{Name: part.FileName(), ContentType: part.Header.Get("Content-Type"), Data: data})
 		}
 	}
 	return p, files, nil
