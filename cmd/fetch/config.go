@@ -57,6 +57,8 @@ const (
 	envTaskBudgetUSD   = "FETCH_TASK_BUDGET_USD"
 	envDailyBudgetUSD  = "FETCH_DAILY_BUDGET_USD"
 	envMaxTasks        = "FETCH_MAX_TASKS"
+	envOutMaxFiles     = "FETCH_OUT_MAX_FILES"
+	envOutMaxBytes     = "FETCH_OUT_MAX_BYTES"
 )
 
 // secretEnv names the variables whose values are redacted from
@@ -120,6 +122,9 @@ const configHelp = `Configuration (environment):
   FETCH_DAILY_BUDGET_USD  dollars per UTC day for tasks and Fetch's own LLM calls together; over it a new task is
                        asked about first, and "fetch task run" needs --over-budget (default 0: no cap)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
+  FETCH_OUT_MAX_FILES  files a task's CLI may send with its result from .fetch/out/ in its worktree (default 10)
+  FETCH_OUT_MAX_BYTES  largest such file, in bytes (default 8388608, Discord's upload limit; all of one result's
+                       files together are at most about 7.7 MiB)
   FETCH_GITHUB_TOKEN   GitHub token for pushing task branches and opening pull requests (a fine-grained
                        token on the repositories: Contents read/write, Pull requests read/write, Metadata read);
                        without it nothing is pushed. It is Fetch's only: never given to a coding CLI.
@@ -191,6 +196,10 @@ type Config struct {
 	// (tasks and orchestrator); zero means no cap.
 	TaskBudgetUSD  float64
 	DailyBudgetUSD float64
+	// OutMaxFiles and OutMaxBytes bound the files a task's CLI sends
+	// with its result (task.Config); zero for the defaults.
+	OutMaxFiles int
+	OutMaxBytes int
 	// RateLimit messages per RatePer are accepted from one Discord user;
 	// RateLimit 0 turns the limit off.
 	RateLimit int
@@ -518,6 +527,8 @@ func (c *Config) loadAgent(getenv func(string) string) []string {
 	dollars(envBudgetDayUSD, &c.BudgetDayUSD)
 	dollars(envTaskBudgetUSD, &c.TaskBudgetUSD)
 	dollars(envDailyBudgetUSD, &c.DailyBudgetUSD)
+	positiveInt(envOutMaxFiles, &c.OutMaxFiles, false)
+	positiveInt(envOutMaxBytes, &c.OutMaxBytes, false)
 	return problems
 }
 
