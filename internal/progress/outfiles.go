@@ -29,7 +29,7 @@ func outNote(t task.Task) string {
 			lines++
 			fmt.Fprintf(&b, "\n  %s: %s", clip(oneLine(f.Name), 80), clip(oneLine(f.Skipped), 160))
 		case f.Data != nil:
-			sent = append(sent, fmt.Sprintf("%s (%s)", clip(oneLine(f.Name), 80), size(f.Size)))
+			sent = append(sent, fmt.Sprintf("%s (%s)", clip(oneLine(f.Name), 80), Size(f.Size)))
 		}
 	}
 	head := "\n\nThe CLI left files for you, not sent:"
@@ -53,8 +53,8 @@ func outAttachments(t task.Task) []chat.File {
 	return files
 }
 
-// size is n bytes for a person.
-func size(n int64) string {
+// Size is n bytes for a person: "512 B", "1.5 KiB", "8.0 MiB".
+func Size(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))

@@ -122,7 +122,7 @@ func (e *Engine) takeOut(ctx context.Context, t *Task) {
 // scanned as text, binary or not.
 func (e *Engine) scanOut(name string, data []byte) string {
 	if e.store.Scrub(name) != name {
-		return "not sent: its name holds what looks like a secret"
+		return "its name holds what looks like a secret"
 	}
 	if e.cfg.Secrets == nil {
 		return ""
@@ -135,7 +135,7 @@ func (e *Engine) scanOut(name string, data []byte) string {
 	for i, f := range found {
 		fs[i] = redact.PatchFinding{Path: name, Line: f.Line, Rule: f.Rule}
 	}
-	return "not sent: it holds what look like secrets: " + redact.DescribeFindings(fs, maxNamedFindings)
+	return "it holds what look like secrets: " + redact.DescribeFindings(fs, maxNamedFindings)
 }
 
 // keepOut writes a file under Config.OutDir/ID/RUN and returns its path.
