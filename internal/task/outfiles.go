@@ -93,6 +93,12 @@ func (e *Engine) takeOut(ctx context.Context, t *Task) {
 			return
 		}
 	}
+	t.Out = e.keepTaken(ctx, *t, files)
+}
+
+// keepTaken scans, keeps and records the files t's run left (taken from
+// the kennel), and returns them as the result sends them.
+func (e *Engine) keepTaken(ctx context.Context, t Task, files []workspace.OutFile) []OutFile {
 	out := make([]OutFile, 0, len(files))
 	for _, f := range files {
 		o := OutFile{Name: f.Name, Run: t.Runs, Size: int64(len(f.Data)), Skipped: f.Skipped}
@@ -101,7 +107,8 @@ func (e *Engine) takeOut(ctx context.Context, t *Task) {
 		}
 		if o.Skipped == "" {
 			o.Data = f.Data
-			if o.Path, err = e.keepOut(*t, f.Name, f.Data); err != nil {
+			var err error
+			if o.Path, err = e.keepOut(t, f.Name, f.Data); err != nil {
 				e.log.Error("keep a file the run left for the owner", "task", t.ID, "file", f.Name, "err", err)
 				o.Path = ""
 			}
@@ -114,7 +121,7 @@ func (e *Engine) takeOut(ctx context.Context, t *Task) {
 	if err := e.recordOut(ctx, t.ID, out); err != nil {
 		e.log.Error("record the files the run left for the owner", "task", t.ID, "err", err)
 	}
-	t.Out = out
+	return out
 }
 
 // scanOut says why a file is not sent for what it holds: a name or
