@@ -47,14 +47,21 @@ func outfilesWorld(t *testing.T) (root, rel, outside string) {
 	return root, rel, outside
 }
 
-func TestOutfilesSendsRegularFilesOnlyAndEmptiesTheFolder(t *testing.T) {
-	root, rel, outside := outfilesWorld(t)
-	// a.txt has a second name: not sent.
+// outfiles runs the outfiles command on root/rel (at most 10 files of 50
+// bytes) and returns what it printed.
+func outfiles(t *testing.T, root, rel string) *bytes.Buffer {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	if code := Main(t.Context(), OutfilesArgv(root, rel, OutLimits{Files: 10, Bytes: 50, Total: 1000})[1:], &out, &errOut); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	files, err := ReadOutfiles(&out, OutLimits{Files: 10, Bytes: 50, Total: 1000})
+	return &out
+}
+
+func TestOutfilesSendsRegularFilesOnlyAndEmptiesTheFolder(t *testing.T) {
+	root, rel, outside := outfilesWorld(t)
+	// a.txt has a second name: not sent.
+	files, err := ReadOutfiles(outfiles(t, root, rel), OutLimits{Files: 10, Bytes: 50, Total: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,12 +185,8 @@ func TestOutfilesInABatch(t *testing.T) {
 
 func TestReadOutfilesHoldsTheLimitsAgain(t *testing.T) {
 	root, rel, _ := outfilesWorld(t)
-	var out, errOut bytes.Buffer
-	if code := Main(t.Context(), OutfilesArgv(root, rel, OutLimits{Files: 10, Bytes: 50, Total: 1000})[1:], &out, &errOut); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
 	// The kennel's shim may be a forged one: the reader's limits hold.
-	files, err := ReadOutfiles(&out, OutLimits{Files: 1, Bytes: 6, Total: 1000})
+	files, err := ReadOutfiles(outfiles(t, root, rel), OutLimits{Files: 1, Bytes: 6, Total: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
