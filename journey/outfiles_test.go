@@ -2,9 +2,13 @@ package journey
 
 import (
 	"bytes"
+	"html"
 	stdimage "image"
 	"image/color"
 	"image/png"
+	"io"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,10 +44,12 @@ func attachment(m testkit.DiscordMessage, name string) (testkit.DiscordFile, boo
 // with the result in Discord — a picture as an image Discord shows inline,
 // a text file as an attachment — and never reaches the task's branch. A
 // hostile CLI's symlink to /etc/passwd sends nothing of it, and a file
-// holding a credential is not sent: the result says which and why.
+// holding a credential is not sent: the result says which and why. The
+// task page shows the picture too.
 func TestJourneyFilesBack(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "app")
+	w.env["FETCH_PAGE_ADDR"] = "127.0.0.1:0"
 	w.start()
 
 	m, status := w.startTask(ownerID, "fix the header in the app workspace and send me a screenshot",
@@ -71,6 +77,33 @@ func TestJourneyFilesBack(t *testing.T) {
 	for _, p := range []string{".fetch/out/screenshot.png", ".fetch/out/notes.txt"} {
 		if got, err := w.gitShow("app", "fetch/"+id, p); err == nil {
 			t.Errorf("%s is on the task's branch (%d bytes); the out folder must stay off it", p, len(got))
+		}
+	}
+
+	// The task page shows the picture (inline, from the page itself) and
+	// links the text file.
+	link := pageButton(res.Msg)
+	if link == "" {
+		t.Fatalf("the result has no Task page button: %+v", res.Msg.Components)
+	}
+	if code, page := get(t, link); code != http.StatusOK || !strings.Contains(page, "notes.txt") {
+		t.Errorf("the task page = %d, without notes.txt:\n%s", code, page)
+	} else if img := regexp.MustCompile(`<img src="([^"]+)" alt="screenshot.png">`).FindStringSubmatch(page); img == nil {
+		t.Errorf("the task page shows no picture screenshot.png:\n%s", page)
+	} else {
+		u, _ := url.Parse(link)
+		src, err := u.Parse(html.UnescapeString(img[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(src.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/png" || !bytes.Equal(body, fakePNG(t)) {
+			t.Errorf("the page's picture = %d %q, %d bytes; want the CLI's PNG as image/png", resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
 		}
 	}
 
