@@ -510,6 +510,19 @@ func readPayload(r *http.Request) (messagePayload, []DiscordFile, error) {
 	return p, files, nil
 }
 
+// maxUpload is the most bytes of attachments Discord takes in one message
+// (its limit without a boost).
+const maxUpload = 10 << 20
+
+// tooLarge reports whether files are over Discord's upload limit.
+func tooLarge(files []DiscordFile) bool {
+	n := 0
+	for _, f := range files {
+		n += len(f.Data)
+	}
+	return n > maxUpload
+}
+
 // validate applies Discord's limits to a message's content and buttons.
 func validate(content string, rows []DiscordRow, files []DiscordFile) string {
 	if n := utf8.RuneCountInString(content); n > maxContent {
@@ -579,6 +592,10 @@ func (d *Discord) createMessage(w http.ResponseWriter, r *http.Request) {
 	var rows []DiscordRow
 	if p.Components != nil {
 		rows = *p.Components
+	}
+	if tooLarge(files) {
+		apiError(w, http.StatusRequestEntityTooLarge, 40005, "Request entity too large")
+		return
 	}
 	if msg := validate(content, rows, files); msg != "" {
 		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
@@ -675,6 +692,10 @@ func (d *Discord) editMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.Components != nil {
 		rows = *p.Components
+	}
+	if tooLarge(files) {
+		apiError(w, http.StatusRequestEntityTooLarge, 40005, "Request entity too large")
+		return
 	}
 	if msg := validate(content, rows, files); msg != "" {
 		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)

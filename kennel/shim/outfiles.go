@@ -200,7 +200,7 @@ func readOutfile(dirfd int, name string, isDir bool, took taken, l OutLimits) ([
 		return nil, "a folder (only files are sent)"
 	}
 	if !validOutName(name) {
-		return nil, "a name that is not plain text"
+		return nil, "a name Fetch does not send (hidden, not printable text, or over 255 bytes)"
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -298,7 +298,7 @@ func ReadOutfiles(r io.Reader, l OutLimits) ([]OutFile, error) {
 		case hdr.Typeflag != tar.TypeReg:
 			return out, fmt.Errorf("outfiles: %q: not a file entry", hdr.Name)
 		case !validOutName(f.Name):
-			f.Name, f.Skipped = strconv.QuoteToASCII(f.Name), "a name that is not plain text"
+			f.Name, f.Skipped = strconv.QuoteToASCII(f.Name), "a name Fetch does not send (hidden, not printable text, or over 255 bytes)"
 		case f.Skipped != "":
 		default:
 			if f.Skipped = took.over(hdr.Size, l); f.Skipped != "" {
