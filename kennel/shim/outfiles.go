@@ -164,9 +164,10 @@ func writeOutfiles(root string, names []string, l OutLimits, w io.Writer) error 
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if !e.IsDir() {
-			if err := unix.Unlinkat(fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-				return fmt.Errorf("remove %s: %w", name, err)
-			}
+			// A file that cannot be removed (the CLI took the folder's
+			// write permission) stays, and goes again with the next
+			// result: what was read is still sent.
+			_ = unix.Unlinkat(fd, name, 0)
 		}
 	}
 	return tw.Close()
