@@ -60,6 +60,8 @@ const (
 	envMaxTasks        = "FETCH_MAX_TASKS"
 	envAttachMaxBytes  = "FETCH_ATTACH_MAX_BYTES"
 	envAttachTypes     = "FETCH_ATTACH_TYPES"
+	envOutMaxFiles     = "FETCH_OUT_MAX_FILES"
+	envOutMaxBytes     = "FETCH_OUT_MAX_BYTES"
 )
 
 // secretEnv names the variables whose values are redacted from
@@ -132,6 +134,9 @@ const configHelp = `Configuration (environment):
   FETCH_ATTACH_MAX_BYTES  the largest file the owner may attach to a message for a task (default 8388608)
   FETCH_ATTACH_TYPES   the file types attachments may be, by their content, comma separated (default
                        image/png,image/jpeg,image/gif,image/webp,text/plain,application/pdf)
+  FETCH_OUT_MAX_FILES  files a task's CLI may send with its result from .fetch/out/ in its worktree (default 10)
+  FETCH_OUT_MAX_BYTES  largest such file, in bytes (default 8388608, Discord's upload limit; all of one result's
+                       files together are at most about 7.7 MiB)
   FETCH_GITHUB_TOKEN   GitHub token for pushing task branches and opening pull requests (a fine-grained
                        token on the repositories: Contents read/write, Pull requests read/write, Metadata read);
                        without it nothing is pushed. It is Fetch's only: never given to a coding CLI.
@@ -207,6 +212,10 @@ type Config struct {
 	// (tasks and orchestrator); zero means no cap.
 	TaskBudgetUSD  float64
 	DailyBudgetUSD float64
+	// OutMaxFiles and OutMaxBytes bound the files a task's CLI sends
+	// with its result (task.Config); zero for the defaults.
+	OutMaxFiles int
+	OutMaxBytes int
 	// RateLimit messages per RatePer are accepted from one Discord user;
 	// RateLimit 0 turns the limit off.
 	RateLimit int
@@ -560,6 +569,8 @@ func (c *Config) loadAgent(getenv func(string) string) []string {
 			c.AttachTypes = append(c.AttachTypes, t)
 		}
 	}
+	positiveInt(envOutMaxFiles, &c.OutMaxFiles, false)
+	positiveInt(envOutMaxBytes, &c.OutMaxBytes, false)
 	return problems
 }
 

@@ -1,6 +1,7 @@
 package discord_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -212,6 +213,26 @@ func TestCleansWhatIsSent(t *testing.T) {
 	}
 	if got := string(m.Files[0].Data); got != "export GH=[REDACTED]\n" {
 		t.Errorf("file %q", got)
+	}
+}
+
+func TestSendsPicturesAsTheyAre(t *testing.T) {
+	e := start(t, 0, nil)
+	// A PNG whose bytes hold an escape and what looks like a token: a
+	// picture is not text to clean.
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x1b[1m"), "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"...)
+	if err := e.bot.Send(t.Context(), e.conv(), chat.Reply{Text: "shot", Files: []chat.File{{Name: "shot.png", Data: png}, {Name: "fake.png", Data: []byte("\x1b[1mtext")}}}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.d.Messages(e.ch)[0]
+	if len(m.Files) != 2 {
+		t.Fatalf("%d files; want 2", len(m.Files))
+	}
+	if f := m.Files[0]; f.ContentType != "image/png" || !bytes.Equal(f.Data, png) {
+		t.Errorf("picture sent as %q, %q; want image/png, unchanged", f.ContentType, f.Data)
+	}
+	if f := m.Files[1]; string(f.Data) != "text" {
+		t.Errorf("text named as a picture sent as %q; want it cleaned", f.Data)
 	}
 }
 

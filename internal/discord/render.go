@@ -15,6 +15,9 @@ const (
 	MaxContent = 2000
 	// maxFiles is the most attachments one message may carry.
 	maxFiles = 10
+	// maxUpload is the most bytes of attachments one message may carry
+	// (Discord's upload limit without a boost).
+	maxUpload = 10 << 20
 	// maxButtons is the most buttons one message may carry (5 rows of 5).
 	maxButtons = 25
 	// maxLabel is the longest button label.
@@ -67,7 +70,7 @@ func render(r chat.Reply) []part {
 		parts = append(parts, part{})
 	}
 	for len(files) > 0 {
-		n := min(len(files), maxFiles)
+		n := uploadCount(files)
 		last := &parts[len(parts)-1]
 		if len(last.files) > 0 {
 			parts = append(parts, part{})
@@ -83,6 +86,21 @@ func render(r chat.Reply) []part {
 		}
 	}
 	return parts
+}
+
+// uploadCount is how many of files, from the first, one message carries:
+// at most maxFiles and maxUpload bytes, and at least one (a file over the
+// limit goes alone, for Discord to refuse).
+func uploadCount(files []chat.File) int {
+	n, size := 0, 0
+	for n < len(files) && n < maxFiles {
+		size += len(files[n].Data)
+		if n > 0 && size > maxUpload {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // Split cuts text into parts of at most max characters, at line

@@ -113,6 +113,23 @@ func TestRenderManyFiles(t *testing.T) {
 	}
 }
 
+func TestRenderSplitsFilesAtTheUploadLimit(t *testing.T) {
+	big := make([]byte, 6<<20)
+	files := []chat.File{{Name: "a.png", Data: big}, {Name: "b.png", Data: big}, {Name: "c.txt", Data: []byte("x")}}
+	parts := render(chat.Reply{Text: "files", Files: files})
+	if len(parts) != 2 || len(parts[0].files) != 1 || len(parts[1].files) != 2 || parts[1].files[0].Name != "b.png" {
+		t.Fatalf("parts: %d; want a.png alone, then b.png and c.txt", len(parts))
+	}
+}
+
+func TestContentTypeShowsPicturesInline(t *testing.T) {
+	for name, want := range map[string]string{"shot.png": "image/png", "a.JPG": "image/jpeg", "x.webp": "image/webp", "x.svg": "application/octet-stream", "p.patch": "text/x-diff; charset=utf-8"} {
+		if got := contentType(name); got != want {
+			t.Errorf("contentType(%q) = %q; want %q", name, got, want)
+		}
+	}
+}
+
 func BenchmarkRenderLongReply(b *testing.B) {
 	text := "Here is the change:\n```go\n" + strings.Repeat("\tfmt.Println(\"a line of code in a long reply\")\n", 150) + "```\nDone."
 	b.ReportAllocs()

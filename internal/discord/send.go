@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"path"
 	"strconv"
 	"strings"
 
@@ -66,6 +68,12 @@ func (b *Bot) clean(r chat.Reply) chat.Reply {
 	}
 	for _, f := range r.Files {
 		data := f.Data
+		if isImage(f.Name, data) {
+			// A picture is sent as it is: stripping escapes or masking
+			// would break it (what sends one scanned it).
+			out.Files = append(out.Files, chat.File{Name: text(f.Name), Data: data})
+			continue
+		}
 		if bytes.IndexByte(data, 0x1b) >= 0 {
 			data = []byte(redact.StripANSI(string(data)))
 		}
@@ -193,6 +201,9 @@ func buttonStyle(s chat.ActionStyle) discordgo.ButtonStyle {
 }
 
 func contentType(name string) string {
+	if t, ok := imageTypes[strings.ToLower(path.Ext(name))]; ok {
+		return t
+	}
 	switch {
 	case strings.HasSuffix(name, ".diff"), strings.HasSuffix(name, ".patch"):
 		return "text/x-diff; charset=utf-8"
@@ -200,6 +211,17 @@ func contentType(name string) string {
 		return "text/plain; charset=utf-8"
 	}
 	return "application/octet-stream"
+}
+
+// imageTypes are the pictures Discord shows inline, by the file name's
+// extension (how Discord decides). SVG is not one: it is sent as a file.
+var imageTypes = map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+
+// isImage reports whether a file is a picture, sent as it is: named as
+// one and holding one.
+func isImage(name string, data []byte) bool {
+	t, ok := imageTypes[strings.ToLower(path.Ext(name))]
+	return ok && http.DetectContentType(data) == t
 }
 
 // edit is a pending edit of a keyed message, as persisted.

@@ -291,8 +291,9 @@ func Question(t task.Task, queued bool) chat.Reply {
 }
 
 // Result is the message (a new one, not an edit) for a task that ended: its state, summary or
-// error, files with line counts, and the diff — inline when short,
-// otherwise attached as ID.patch.
+// error, files with line counts, the diff — inline when short,
+// otherwise attached as ID.patch — and the files the run's CLI left for
+// the owner (task.Task.Out), attached.
 func Result(t task.Task) chat.Reply {
 	var b strings.Builder
 	switch t.State {
@@ -346,6 +347,7 @@ func Result(t task.Task) chat.Reply {
 		// (A failed run may have ended before its work could be read.)
 		fmt.Fprintf(&b, "\n\nNo files changed (branch %s).", t.Branch)
 	}
+	b.WriteString(outNote(t))
 	var reply chat.Reply
 	if t.Conflicted() {
 		reply.Actions = []chat.Action{{Label: "Resolve", Send: ShipCommand + " resolve " + t.ID, Style: chat.Primary}}
@@ -358,6 +360,7 @@ func Result(t task.Task) chat.Reply {
 		reply.Files = []chat.File{{Name: t.ID + ".patch", Data: []byte(t.Patch)}}
 		b.WriteString("\nThe diff is attached.")
 	}
+	reply.Files = append(reply.Files, outAttachments(t)...)
 	reply.Text = clip(b.String(), maxText)
 	return reply
 }

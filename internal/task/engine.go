@@ -133,6 +133,14 @@ type Config struct {
 	TaskBudgetSetting string
 	// PatchDir receives ID.patch for every task that changed something.
 	PatchDir string
+	// OutDir keeps the files a run's CLI left for the owner in its
+	// worktree's out folder (harness.OutDir), as OutDir/ID/RUN/NAME; they
+	// go with the task's result (outfiles.go). Empty: none are taken.
+	// OutMaxFiles and OutMaxBytes bound them: the files one result takes
+	// and the size of one (DefaultOutMaxFiles, DefaultOutMaxBytes when 0).
+	OutDir      string
+	OutMaxFiles int
+	OutMaxBytes int64
 	// Secrets finds secrets in the work before it is committed; work that
 	// holds any is not committed and the task needs attention. nil scans
 	// nothing.
@@ -307,6 +315,7 @@ func (e *Engine) retell(ctx context.Context) {
 		if t.ConversationID == "" || e.now().Sub(t.EndedAt) > retellWithin {
 			continue
 		}
+		e.withOut(ctx, &t)
 		e.notify(ctx, Update{Kind: Ended, Task: t, Recovered: true})
 	}
 }

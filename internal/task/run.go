@@ -472,6 +472,7 @@ func (e *Engine) finish(ctx context.Context, t Task, to State, reason string) bo
 	}
 	t.State, t.Owner = to, ""
 	if to.Terminal() {
+		e.takeOut(ctx, &t)
 		t.EndedAt = e.now()
 		e.endSteer(ctx, t.ID)
 	}

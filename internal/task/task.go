@@ -97,6 +97,10 @@ type Task struct {
 	Commits    []workspace.Commit   `json:"commits,omitempty"`
 	Patch      string               `json:"-"`
 	PatchPath  string               `json:"patch_path,omitempty"`
+	// Out are the files the last run's CLI left for the owner (its out
+	// folder, harness.OutDir), sent with the result: set in the update
+	// that tells the end of a run, with their data (OutFiles lists them).
+	Out []OutFile `json:"out,omitempty"`
 	// CostUSD is the task's total: CLICostUSD plus the orchestrator's LLM
 	// calls attributed to the task (store.AttributeUsage). CostUnknown:
 	// a run reported tokens whose price Fetch does not know, which

@@ -32,6 +32,9 @@ type Tasks interface {
 	Get(ctx context.Context, id string) (task.Task, error)
 	List(ctx context.Context, f task.Filter) ([]task.Task, error)
 	LogAfter(ctx context.Context, id string, seq int64, fn func(task.LogEntry) error) error
+	// The files the task's CLI left for the owner (outfiles.go).
+	OutFiles(ctx context.Context, id string) ([]task.OutFile, error)
+	OutFileData(ctx context.Context, id string, run int, name string) (task.OutFile, error)
 }
 
 // Defaults and bounds of the server.
@@ -152,6 +155,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /tasks", s.list)
 	mux.HandleFunc("GET /t/{id}", s.task)
 	mux.HandleFunc("GET /t/{id}/events", s.events)
+	mux.HandleFunc("GET /t/{id}/out/{run}/{name}", s.outFile)
 	mux.HandleFunc("GET /static/{name}", func(w http.ResponseWriter, r *http.Request) {
 		s.serveAsset(w, r.PathValue("name"))
 	})
@@ -333,6 +337,7 @@ type taskView struct {
 	PR                                                string
 	Added, Removed                                    int
 	Files                                             []diffFile
+	Out                                               []outView
 	PatchNote                                         string
 	Items                                             []item
 	Omitted                                           int
@@ -428,6 +433,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	if t.PR.URL != "" && (strings.HasPrefix(t.PR.URL, "https://") || strings.HasPrefix(t.PR.URL, "http://")) {
 		v.PR = s.clean(t.PR.URL)
 	}
+	v.Out = s.outFiles(r.Context(), t, q)
 	v.Self = url.PathEscape(id) + "?" + q.Encode()
 	if v.Live {
 		ev := url.Values{}

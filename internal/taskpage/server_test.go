@@ -35,6 +35,8 @@ type tasks struct {
 	ts  map[string]task.Task
 	log map[string][]task.LogEntry
 	seq int64
+	// out are the tasks' out files (outfiles_test.go).
+	out map[string][]task.OutFile
 }
 
 func newTasks() *tasks {

@@ -115,7 +115,9 @@ type DiscordButton struct {
 // DiscordFile is an attachment: one the bot sent, or one posted with a
 // user's message (DiscordPost.Files).
 type DiscordFile struct {
-	Name        string
+	Name string
+	// ContentType is the type its part was sent with: what Discord takes
+	// to show a picture inline.
 	ContentType string
 	Data        []byte
 }
@@ -516,6 +518,19 @@ func readPayload(r *http.Request) (messagePayload, []DiscordFile, error) {
 	return p, files, nil
 }
 
+// maxUpload is the most bytes of attachments Discord takes in one message
+// (its limit without a boost).
+const maxUpload = 10 << 20
+
+// tooLarge reports whether files are over Discord's upload limit.
+func tooLarge(files []DiscordFile) bool {
+	n := 0
+	for _, f := range files {
+		n += len(f.Data)
+	}
+	return n > maxUpload
+}
+
 // validate applies Discord's limits to a message's content and buttons.
 func validate(content string, rows []DiscordRow, files []DiscordFile) string {
 	if n := utf8.RuneCountInString(content); n > maxContent {
@@ -585,6 +600,10 @@ func (d *Discord) createMessage(w http.ResponseWriter, r *http.Request) {
 	var rows []DiscordRow
 	if p.Components != nil {
 		rows = *p.Components
+	}
+	if tooLarge(files) {
+		apiError(w, http.StatusRequestEntityTooLarge, 40005, "Request entity too large")
+		return
 	}
 	if msg := validate(content, rows, files); msg != "" {
 		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)
@@ -681,6 +700,10 @@ func (d *Discord) editMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.Components != nil {
 		rows = *p.Components
+	}
+	if tooLarge(files) {
+		apiError(w, http.StatusRequestEntityTooLarge, 40005, "Request entity too large")
+		return
 	}
 	if msg := validate(content, rows, files); msg != "" {
 		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: "+msg)

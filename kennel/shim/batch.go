@@ -243,7 +243,7 @@ func (b Batch) runOne(ctx context.Context, s BatchStep, vars map[string]string, 
 		env = append(env, expand(kv))
 	}
 	switch {
-	case isShim(argv, CmdForget):
+	case isShim(argv, CmdForget), isShim(argv, CmdOutfiles):
 		r.Exit = Main(ctx, argv[1:], out, errTail)
 	case isShim(argv, CmdWorktree), isShim(argv, CmdBundle):
 		r.Exit = gitCommand(ctx, argv[1:], s.Dir, env, out, errTail)
@@ -275,6 +275,7 @@ func runStep(ctx context.Context, argv []string, dir string, env []string, stdin
 
 // isShim reports whether argv is this shim's command cmd, which a batch
 // runs without starting a process of its own: forget only removes files,
+// outfiles only reads and removes them,
 // worktree and bundle start git themselves.
 func isShim(argv []string, cmd string) bool {
 	return len(argv) >= 2 && argv[0] == Path && argv[1] == cmd

@@ -18,6 +18,7 @@
 //	fetch-shim prepare --dir DIR --batch JSON -- argv...
 //	fetch-shim worktree --repo DIR --path PATH --branch NAME --exclude PATTERN -- git [options...]
 //	fetch-shim bundle --ref refs/heads/NAME --not COMMIT -- git [options...]
+//	fetch-shim outfiles --root DIR --dir REL --max-files N --max-bytes M --max-total T
 //
 // run starts argv in a new session (so its process group id equals its pid),
 // with stdin on /dev/null (its own stdin with --stdin, the task's inbox with

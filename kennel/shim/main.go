@@ -137,6 +137,7 @@ const usage = `usage:
   fetch-shim prepare --dir DIR --batch JSON -- argv...
   fetch-shim worktree --repo DIR --path PATH --branch NAME --exclude PATTERN -- git [options...]
   fetch-shim bundle --ref refs/heads/NAME --not COMMIT -- git [options...]
+  fetch-shim outfiles --root DIR --dir REL --max-files N --max-bytes M --max-total T
 `
 
 // Main runs the program with args (without the program name) and returns its
@@ -171,6 +172,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if cmd == CmdPrepare {
 		return prepareCommand(ctx, args[1:], stderr)
+	}
+	if cmd == CmdOutfiles {
+		return outfilesCommand(args[1:], stdout, stderr)
 	}
 	if cmd == CmdWorktree || cmd == CmdBundle {
 		return gitCommand(ctx, args, "", os.Environ(), stdout, stderr)

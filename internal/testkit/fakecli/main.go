@@ -37,6 +37,8 @@
 //	[scenario:slow:N]      say "Still working" once a second for N seconds (default 5), then succeed
 //	[scenario:secret]      print fake tokens and the CLI's own credential in its output, then succeed
 //	[scenario:leak]        write a fake AWS access key into the file it edits, then succeed
+//	[scenario:out-file]    the usual work, and leave .fetch/out/screenshot.png (a 2×1 PNG) and notes.txt for the owner
+//	[scenario:out-symlink] the usual work, and leave .fetch/out/leak.txt (a symlink to /etc/passwd) and keys.txt (a fake AWS key)
 //	[scenario:answer]      answer a question about the working directory without changing anything, exit 0
 //	[scenario:sneak-edit]  edit a file although the run is read-only (a read-only mode that leaks), then answer
 //	[tests]                after the edit, report a passing `go test ./...` run

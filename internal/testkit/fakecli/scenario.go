@@ -364,6 +364,12 @@ func script(c cli, inv invocation, sess *session, sc scenario, em emitter, stder
 		em.text(leak)
 	case "leak":
 		em.start()
+	case "out-file", "out-symlink":
+		// The usual work, and files left for the owner (outfiles.go).
+		em.start()
+		if err := writeOut(sc.name); err != nil {
+			return failEdit(em, c, err)
+		}
 	case "leak-history", "leak-message", "leak-binary":
 		return leakInHistory(c, sc, em, stderr)
 	case "forge-record":
