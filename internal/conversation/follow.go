@@ -35,10 +35,8 @@ func (s *session) followCommand(ctx context.Context, it item) ([]chat.Reply, boo
 	if sg == nil {
 		return nil, false
 	}
-	text := strings.TrimSpace(it.text)
-	name, args, _ := strings.Cut(text, " ")
-	args = strings.TrimSpace(args)
-	switch strings.ToLower(name) {
+	text, name, args := command(it.text)
+	switch name {
 	case "/continue":
 		s.taken = inInstinct
 		id, words, _ := strings.Cut(args, " ")
@@ -222,4 +220,12 @@ func (s *session) modelCommand(ctx context.Context, it item, args string) string
 	}
 	s.m.audit(ctx, s.c.id, it.userID, "model", name)
 	return fmt.Sprintf("Tasks here use the model %s from now on (a task whose CLI does not take it is refused with the names it takes).", name)
+}
+
+// command is text trimmed, its first word lower-cased (a command's name)
+// and the rest trimmed.
+func command(text string) (trimmed, name, args string) {
+	trimmed = strings.TrimSpace(text)
+	name, args, _ = strings.Cut(trimmed, " ")
+	return trimmed, strings.ToLower(name), strings.TrimSpace(args)
 }

@@ -51,10 +51,8 @@ func (s *session) steerMessage(ctx context.Context, it item, st instincts.State,
 	if sg == nil {
 		return nil, false
 	}
-	text := strings.TrimSpace(it.text)
-	name, args, _ := strings.Cut(text, " ")
-	args = strings.TrimSpace(args)
-	switch strings.ToLower(name) {
+	text, name, args := command(it.text)
+	switch name {
 	case "/req":
 		return s.reqCommand(ctx, it, args), true
 	case "/policy":
