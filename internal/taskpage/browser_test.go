@@ -270,8 +270,11 @@ func TestLiveBadge(t *testing.T) {
 		t.Fatalf("browser: open without JavaScript: %v", err)
 	}
 	text := eval[string](t, ctx, "document.body.innerText")
-	if !strings.Contains(text, "This page does not update by itself") || strings.Contains(text, "live") {
+	if !strings.Contains(text, "Without JavaScript this page reloads itself every 15 seconds") || strings.Contains(text, "live") {
 		t.Errorf("without JavaScript the running page says:\n%s", text)
+	}
+	if got := eval[string](t, ctx, `(document.querySelector('meta[http-equiv="refresh"]') || {}).content || ""`); got != "15" {
+		t.Errorf("without JavaScript the running page has no refresh (got %q)", got)
 	}
 	if href := eval[string](t, ctx, `document.querySelector("noscript a") ? document.querySelector("noscript a").href : ""`); !strings.HasPrefix(href, f.http.URL+"/t/11fe0000?") {
 		t.Errorf("the reload link is %q", href)

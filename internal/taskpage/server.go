@@ -291,9 +291,12 @@ type row struct {
 
 type listView struct {
 	Title, Static string
-	Rows          []row
-	Count         int
-	Now, NowISO   string
+	// Refresh: a page without JavaScript reloads itself (never for the
+	// list).
+	Refresh     bool
+	Rows        []row
+	Count       int
+	Now, NowISO string
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
@@ -342,9 +345,11 @@ type taskView struct {
 	Items                                             []item
 	Omitted                                           int
 	Live                                              bool
-	Events                                            string
-	Self                                              string
-	ListHref                                          string
+	// Refresh: a running task's page reloads itself without JavaScript.
+	Refresh  bool
+	Events   string
+	Self     string
+	ListHref string
 }
 
 // commitView is a commit of the task's branch.
@@ -396,7 +401,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		Failed: t.State == task.Failed, BaseBranch: s.clean(t.BaseBranch), Base: short(s.clean(t.Base)),
 		Files: files, PatchNote: note,
 		Items: items, Omitted: omitted,
-		Live: !t.State.Terminal(),
+		Live: !t.State.Terminal(), Refresh: !t.State.Terminal(),
 	}
 	v.Title = clip(string(t.State)+" · "+oneLine(v.Goal), 80) + " · task " + v.ID
 	v.Added, v.Removed = t.Added(), t.Removed()
