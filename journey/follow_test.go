@@ -188,6 +188,8 @@ func TestJourneyPictureReachesTheCLI(t *testing.T) {
 	for cli, want := range map[string]*regexp.Regexp{
 		"claude": regexp.MustCompile(fmt.Sprintf(`image: image/png %d bytes`, len(shot))),
 		"codex":  regexp.MustCompile(fmt.Sprintf(`image: /\S+/\.fetch/in/\S+/shot\.png %d bytes`, len(shot))),
+		// The ACP agent says which parts its prompt had.
+		"gemini": regexp.MustCompile(fmt.Sprintf(`Got an image part \(image/png, %d bytes\)`, len(shot))),
 	} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
@@ -198,8 +200,11 @@ func TestJourneyPictureReachesTheCLI(t *testing.T) {
 			w.d.Post(testkit.DiscordPost{AuthorID: ownerID, Content: "fix the layout in this screenshot", Files: []testkit.DiscordFile{{Name: "shot.png", ContentType: "image/png", Data: shot}}})
 			status := w.await(m, regexp.MustCompile(`Task \S+ on app \(`+cli+`\) — running`), "the task's status message")
 			id := taskID(t, status.Text)
-			w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
+			res := w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
 			got, err := w.gitShow("app", "fetch/"+id, "IMAGES.txt")
+			if cli == "gemini" {
+				got, err = res.Text, nil
+			}
 			if err != nil || !want.MatchString(got) {
 				t.Errorf("IMAGES.txt on fetch/%s = %q (%v); want the picture as the CLI's protocol carries it (%s)", id, got, err, want)
 			}
@@ -245,5 +250,29 @@ func TestJourneyModelPerTask(t *testing.T) {
 	out, err = w.fetchCLI("task", "run", "--workspace", "app", "--model", "gpt-5.5", "add another note")
 	if err == nil || !strings.Contains(out, `claude does not take the model "gpt-5.5"; it takes sonnet, opus, haiku`) {
 		t.Errorf("fetch task run --model gpt-5.5 on claude: %v\n%s", err, out)
+	}
+}
+
+// F2 on Codex: /stop while the CLI works; the result's Continue button
+// then resumes Codex's own thread (the run it was told at its start),
+// on the task's branch.
+func TestJourneyFollowUpAfterAStopResumesTheThread(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	w.start()
+	m0, id := w.startOnCLI("codex", "add a health endpoint to app", "add a health endpoint [scenario:await-message] [file:health.go]")
+	// Its first turn runs (its thread told) before the stop.
+	w.await(m0, regexp.MustCompile(`(?s)Task `+id+` on app \(codex\) — running.*Let me work on that`), "the first turn in the status message")
+	m := w.mark(ownerID)
+	w.d.DM(ownerID, "/stop")
+	res := w.awaitResult(m, regexp.MustCompile(`Task `+id+` was cancelled`), "the task stopped")
+	m2 := w.mark(ownerID)
+	w.d.Click(ownerID, res.Msg.ID, w.button(res, "Continue"))
+	w.awaitNew(m2, regexp.MustCompile(`What should task `+id+` do next\?`), "the question what next")
+	m3 := w.send(ownerID, "finish the endpoint")
+	w.awaitResult(m3, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the follow-up's result")
+	got, err := w.gitShow("app", "fetch/"+id, "health.go")
+	if err != nil || !strings.Contains(got, "(turn 2)") {
+		t.Errorf("health.go on fetch/%s = %q (%v); want the resumed thread's second turn", id, got, err)
 	}
 }

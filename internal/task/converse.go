@@ -184,7 +184,7 @@ func (e *Engine) continuable(ctx context.Context, id, verb string) (Task, error)
 	case t.Mode != Work:
 		return t, fmt.Errorf("task: %s %s: it answered a question and has no branch to work on; ask again instead: %w", verb, id, ErrInvalid)
 	case !t.State.Terminal():
-		return t, fmt.Errorf("task: %s %s: it is %s; a message to it waits for its next run (fetch task tell): %w", verb, id, t.State, ErrState)
+		return t, fmt.Errorf("task: %s %s: it is %s; a message to it waits for its next run (fetch task continue, /continue): %w", verb, id, t.State, ErrState)
 	case t.Worktree == "":
 		return t, fmt.Errorf("task: %s %s: its worktree is gone (the task was discarded, or its work never started); start a new task: %w", verb, id, ErrState)
 	}

@@ -249,6 +249,11 @@ func (e *Engine) followUp(ctx context.Context, t Task, prompt, reason string, at
 	from := t.State
 	t.State, t.Owner, t.Error, t.ShipError = Running, e.owner, "", ""
 	t.Attachments = atts
+	if t.Base == "" {
+		// Its worktree was planned but never made (stopped first): the
+		// run makes it.
+		t.Worktree = ""
+	}
 	t.Answer = e.store.Scrub(redact.StripControl(prompt))
 	t.RunStartedAt = e.now()
 	if err := e.save(ctx, t, from, reason); err != nil {
@@ -257,6 +262,11 @@ func (e *Engine) followUp(ctx context.Context, t Task, prompt, reason string, at
 		}
 		return fmt.Errorf("task: %s: %w", t.ID, err)
 	}
+	// A stop asked of an earlier run is not this run's.
+	if _, err := e.db.ExecContext(ctx, "UPDATE "+tasksTable+" SET cancel_requested = 0 WHERE id = ? AND state = ?", t.ID, string(Running)); err != nil {
+		e.log.Warn("clear an earlier run's stop", "task", t.ID, "err", err)
+	}
+	t.CancelRequested = false
 	e.follow(t, false)
 	return nil
 }
