@@ -32,10 +32,6 @@ type CA struct {
 // NewCA makes a CA valid for a day.
 func NewCA(t testing.TB) *CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatalf("testkit: CA key: %v", err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "Fetch Test Private CA", Organization: []string{"Acme Internal"}},
@@ -45,10 +41,7 @@ func NewCA(t testing.TB) *CA {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatalf("testkit: CA certificate: %v", err)
-	}
+	der, key := sign(t, tmpl, nil, nil)
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatalf("testkit: CA certificate: %v", err)
@@ -65,10 +58,6 @@ func NewCA(t testing.TB) *CA {
 // for localhost, 127.0.0.1 and ::1.
 func (ca *CA) ServerConfig(t testing.TB) *tls.Config {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatalf("testkit: server key: %v", err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
 		Subject:      pkix.Name{CommonName: "localhost"},
@@ -79,12 +68,27 @@ func (ca *CA) ServerConfig(t testing.TB) *tls.Config {
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatalf("testkit: server certificate: %v", err)
-	}
+	der, key := sign(t, tmpl, ca.cert, ca.key)
 	return &tls.Config{
 		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
 		MinVersion:   tls.VersionTLS12,
 	}
+}
+
+// sign makes a key for tmpl and a certificate of it that parent, with
+// parentKey, signs; self-signed when parent is nil.
+func sign(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) ([]byte, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatalf("testkit: key for %s: %v", tmpl.Subject.CommonName, err)
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatalf("testkit: certificate for %s: %v", tmpl.Subject.CommonName, err)
+	}
+	return der, key
 }
