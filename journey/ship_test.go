@@ -30,8 +30,18 @@ func newShipWorld(t *testing.T, files map[string]string) *shipWorld {
 	w := newWorld(t)
 	gh := testkit.NewGitHub(t)
 	repo := gh.AddRepo("acme", "app", files)
-	// The workspace as a clone from GitHub leaves it (made by the world,
-	// not by Fetch), owned by the kennel's user.
+	cloneAsOwner(t, w, repo)
+	w.env["FETCH_GITHUB_TOKEN"] = gh.Token
+	w.env["FETCH_GITHUB_URL"] = gh.APIURL
+	w.env["FETCH_PR_POLL"] = "1s"
+	w.watch = append(w.watch, gh.Token)
+	return &shipWorld{world: w, gh: gh, repo: repo}
+}
+
+// cloneAsOwner makes workspace app as a clone from GitHub leaves it
+// (made by the world, not by Fetch), owned by the kennel's user.
+func cloneAsOwner(t *testing.T, w *world, repo testkit.GitHubRepo) {
+	t.Helper()
 	dir := w.workspacePath("app")
 	for _, args := range [][]string{
 		{"clone", "--quiet", "--no-local", repo.Dir, dir},
@@ -50,11 +60,6 @@ func newShipWorld(t *testing.T, files map[string]string) *shipWorld {
 			return os.Lchown(p, uid, gid)
 		})
 	}
-	w.env["FETCH_GITHUB_TOKEN"] = gh.Token
-	w.env["FETCH_GITHUB_URL"] = gh.APIURL
-	w.env["FETCH_PR_POLL"] = "1s"
-	w.watch = append(w.watch, gh.Token)
-	return &shipWorld{world: w, gh: gh, repo: repo}
 }
 
 // prRe is the message of a task's pull request.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/trust"
 	"github.com/fetch-dev/fetch/kennel"
 )
 
@@ -45,6 +46,11 @@ const (
 	envEgress       = "FETCH_EGRESS"
 	envEgressNets   = "FETCH_EGRESS_NETWORKS"
 	envKeep         = "FETCH_KEEP"
+	// The certificate authorities Go trusts (crypto/x509 reads the first
+	// two) and git's own bundle: Fetch hands them to host git explicitly.
+	envSSLCertFile = "SSL_CERT_FILE"
+	envSSLCertDir  = "SSL_CERT_DIR"
+	envGitSSLCA    = "GIT_SSL_CAINFO"
 
 	envMaxRounds       = "FETCH_MAX_ROUNDS"
 	envTurnTimeout     = "FETCH_TURN_TIMEOUT"
@@ -142,6 +148,10 @@ const configHelp = `Configuration (environment):
                        without it nothing is pushed. It is Fetch's only: never given to a coding CLI.
   FETCH_GITHUB_URL     GitHub's API URL (default https://api.github.com/; Enterprise: https://HOST/api/v3/)
   FETCH_PR_POLL        how often open pull requests are checked for a merge or close (default 1m)
+  SSL_CERT_FILE, SSL_CERT_DIR  a PEM bundle and a directory of certificate authorities to trust besides the
+                       system's (e.g. a GitHub Enterprise server's private CA): Fetch's GitHub calls and its own
+                       git (clones, pushes) trust them; SSL_CERT_DIR is one directory
+  GIT_SSL_CAINFO       a PEM bundle Fetch's git takes instead of SSL_CERT_FILE (its GitHub calls trust it too)
   FETCH_ENGINES        Docker engines new workspaces may go to, comma separated (default: local, the one
                        DOCKER_HOST or the default socket gives): local, a docker context name, or
                        NAME=ssh://USER@HOST[:PORT][?key=FILE&known_hosts=FILE] or
@@ -244,6 +254,10 @@ type Config struct {
 	GitHubToken string
 	GitHubURL   string
 	PRPoll      time.Duration
+	// CA is what Fetch's HTTPS clients and its host git trust besides the
+	// system's authorities (SSL_CERT_FILE, SSL_CERT_DIR, GIT_SSL_CAINFO),
+	// checked at start.
+	CA trust.CA
 	// Engines are the Docker engines new workspaces may go to
 	// (FETCH_ENGINES); empty: the local one. Dial is how they are reached
 	// (the user's home, the docker CLI's configuration and DOCKER_*).
@@ -477,6 +491,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadPage(getenv)...)
+	problems = append(problems, c.loadCA(getenv)...)
 	if v := strings.TrimSpace(getenv(envMetricsAddr)); v != "" {
 		addr, err := metricsAddr(v)
 		if err != nil {
@@ -489,6 +504,52 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return c, &ConfigError{Problems: problems}
 	}
 	return c, nil
+}
+
+// loadCA reads the certificate authorities to trust; a file that does not
+// exist or holds no certificate is a problem that names it.
+func (c *Config) loadCA(getenv func(string) string) []string {
+	var problems []string
+	path := func(name string) string {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return ""
+		}
+		if abs, err := filepath.Abs(v); err == nil {
+			v = abs
+		}
+		return v
+	}
+	c.CA.File, c.CA.GitFile = path(envSSLCertFile), path(envGitSSLCA)
+	if v := strings.TrimSpace(getenv(envSSLCertDir)); v != "" {
+		var dirs []string
+		for _, d := range filepath.SplitList(v) {
+			if d = strings.TrimSpace(d); d != "" {
+				dirs = append(dirs, d)
+			}
+		}
+		switch len(dirs) {
+		case 0:
+		case 1:
+			c.CA.Dir = path(envSSLCertDir)
+		default:
+			problems = append(problems, fmt.Sprintf("%s=%q: Fetch's git takes one directory; give one, or put the certificates in %s", envSSLCertDir, v, envSSLCertFile))
+		}
+	}
+	for _, f := range []struct{ name, path string }{{envSSLCertFile, c.CA.File}, {envGitSSLCA, c.CA.GitFile}} {
+		if f.path == "" {
+			continue
+		}
+		if err := trust.CheckFile(f.path); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", f.name, err))
+		}
+	}
+	if c.CA.Dir != "" {
+		if err := trust.CheckDir(c.CA.Dir); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", envSSLCertDir, err))
+		}
+	}
+	return problems
 }
 
 // metricsAddr reads FETCH_METRICS_ADDR: host:port, :port or a bare port.

@@ -17,6 +17,7 @@ import (
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/discord"
 	"github.com/fetch-dev/fetch/internal/doctor"
+	"github.com/fetch-dev/fetch/internal/trust"
 	"github.com/fetch-dev/fetch/kennel"
 )
 
@@ -121,6 +122,9 @@ func checkAll(ctx context.Context, cfg Config, log *slog.Logger, r *doctor.Repor
 		defer local.Close()
 	}
 	r.Add(doctor.DataDirCheck(cfg.DataDir))
+	if c, ok := caCheck(cfg.CA); ok {
+		r.Add(c)
+	}
 	var programs []string
 	for _, h := range hs {
 		programs = append(programs, h.Program)
@@ -304,4 +308,28 @@ func warnNotReady(ctx context.Context, cfg Config, w io.Writer) {
 		s = red.String(s)
 	}
 	fmt.Fprintln(w, s)
+}
+
+// caCheck says which certificate authorities Fetch's git and GitHub calls
+// trust besides the system's (loadConfig has checked them: a bad one is a
+// config failure naming its file); none when none are set.
+func caCheck(ca trust.CA) (doctor.Check, bool) {
+	if ca.Empty() {
+		return doctor.Check{}, false
+	}
+	var parts []string
+	if f := ca.GitFileInUse(); f != "" {
+		parts = append(parts, "git trusts "+f)
+	}
+	if ca.Dir != "" {
+		parts = append(parts, "git trusts the directory "+ca.Dir)
+	}
+	var goFiles []string
+	for _, f := range []string{ca.File, ca.GitFile, ca.Dir} {
+		if f != "" {
+			goFiles = append(goFiles, f)
+		}
+	}
+	parts = append(parts, "GitHub calls trust "+strings.Join(goFiles, ", ")+" and the system's")
+	return doctor.Check{Name: "certificates", Status: doctor.OK, Detail: strings.Join(parts, "; ")}, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/fetch-dev/fetch/internal/github"
 	"github.com/fetch-dev/fetch/internal/mirror"
@@ -19,7 +20,12 @@ func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror
 	var err error
 	var gh *github.Client
 	if cfg.GitHubToken != "" {
-		if gh, err = github.New(github.Config{URL: cfg.GitHubURL, Token: cfg.GitHubToken}); err != nil {
+		// The GitHub client trusts what Fetch's git trusts.
+		var hc *http.Client
+		if hc, err = cfg.CA.HTTPClient(); err != nil {
+			return nil, fmt.Errorf("%s: %w", envSSLCertFile, err)
+		}
+		if gh, err = github.New(github.Config{URL: cfg.GitHubURL, Token: cfg.GitHubToken, HTTPClient: hc}); err != nil {
 			return nil, fmt.Errorf("%s: %w", envGitHubURL, err)
 		}
 	}

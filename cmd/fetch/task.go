@@ -525,7 +525,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 		return nil, nil, err
 	}
 	harnesses := harness.NewRegistry()
-	repos, err := mirror.New(mirror.Config{Root: filepath.Join(cfg.DataDir, "repos"), Kennel: ks.pool, Secrets: secrets, Logger: log})
+	repos, err := mirror.New(mirror.Config{Root: filepath.Join(cfg.DataDir, "repos"), Kennel: ks.pool, Secrets: secrets, Logger: log, CA: cfg.CA})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -566,6 +566,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 func newWorkspaces(cfg Config, log *slog.Logger, k gitrun.Exec) *workspace.Registry {
 	ws := workspace.New(cfg.Workspaces, log)
 	ws.RunAs(kennelUser())
+	ws.TrustCA(cfg.CA)
 	if k != nil {
 		ws.InKennel(k)
 	}

@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	// bare repository per workspace, fed from the kennel through gitrun;
 	// ship: push and pull requests, over both.
 	"internal/github": {},
-	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact"},
+	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact", "internal/trust"},
 	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "internal/redact", "instincts"},
 	// harness prices the tokens of CLIs that report no dollars.
 	"harness": {"kennel", "kennel/shim", "kennel/egress", "internal/gitrun", "internal/price"},
@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"identity":       {},
 	"internal/llm":   {},
 	// workspace runs its git through gitrun, hence (through it) in the kennel.
-	"internal/workspace": {"internal/store", "internal/gitrun", "kennel"},
+	"internal/workspace": {"internal/store", "internal/gitrun", "kennel", "internal/trust"},
 	"internal/redact":    {},
 	// task: redact's rules find secrets in the work before it is committed;
 	// mirror, Fetch's own repository, is where the work is taken in and read.
@@ -89,6 +89,9 @@ var allowed = map[string][]string{
 	"internal/metrics": {"internal/store"},
 	// bench/tokens: runs the real agent on fakes to count its tokens.
 	"bench/tokens": {"identity", "instincts", "intent", "internal/agent", "internal/code", "internal/llm", "internal/store", "internal/task", "internal/tokens", "internal/workspace"},
+	// trust: the certificate authorities Fetch's HTTPS clients and host
+	// git trust beyond the system's; the standard library only.
+	"internal/trust": {},
 	// journey: tests of the built binary; its only non-test file is doc.go.
 	"journey": {},
 }

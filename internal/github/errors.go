@@ -2,6 +2,8 @@ package github
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -19,10 +21,11 @@ var (
 	ErrNotFound    = errors.New("GitHub has no such repository, branch or pull request, or the token cannot see it: check the name and the token's repository access")
 	ErrRejected    = errors.New("GitHub refused the change (a conflict, a moved branch or nothing to merge): look at the pull request on GitHub")
 	ErrUnavailable = errors.New("GitHub is unreachable, failing or rate-limiting: try again later")
+	ErrUntrusted   = errors.New("GitHub's TLS certificate is not trusted: give its certificate authority to Fetch in SSL_CERT_FILE (a PEM file) and restart it")
 )
 
 // classes are the sentinels Explain knows, most specific first.
-var classes = []error{ErrNoToken, ErrAuth, ErrPermission, ErrNotFound, ErrRejected, ErrUnavailable}
+var classes = []error{ErrNoToken, ErrAuth, ErrPermission, ErrNotFound, ErrRejected, ErrUntrusted, ErrUnavailable}
 
 // Explain returns what the user reads about err: its class's sentence, or
 // a generic one. The detail (URLs, GitHub's message) belongs in the log.
@@ -71,6 +74,13 @@ func classOf(err error) error {
 			return ErrUnavailable
 		}
 		return nil
+	}
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var host x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknown) || errors.As(err, &invalid) || errors.As(err, &host) || errors.As(err, &verify) {
+		return ErrUntrusted
 	}
 	var uerr *url.Error
 	var nerr net.Error

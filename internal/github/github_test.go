@@ -396,6 +396,12 @@ func TestErrors(t *testing.T) {
 			w.gh.RateLimitNext(1)
 			return openPR(w.client), w.gh.Token
 		}, github.ErrUnavailable},
+		{"certificate not trusted", func(t *testing.T, w world) (error, string) {
+			gh := testkit.NewGitHubTLS(t, testkit.NewCA(t))
+			gh.AddRepo(owner, name, nil)
+			_, err := newClient(t, gh, gh.Token).Repo(t.Context(), owner, name)
+			return err, gh.Token
+		}, github.ErrUntrusted},
 		{"server gone", func(t *testing.T, w world) (error, string) {
 			w.gh.Close()
 			_, _, err := w.client.PR(t.Context(), owner, name, 1)

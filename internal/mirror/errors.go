@@ -39,6 +39,9 @@ var (
 	ErrRepoNotFound = errors.New("remote: repository not found")
 	// ErrNetwork: the remote could not be reached.
 	ErrNetwork = errors.New("remote: network error")
+	// ErrUntrusted: the remote's TLS certificate is not signed by an
+	// authority git trusts (mirror.Config.CA).
+	ErrUntrusted = errors.New("remote: certificate not trusted")
 	// ErrRejected: the remote refused the update (a protected branch, a
 	// hook).
 	ErrRejected = errors.New("remote: update rejected")

@@ -77,7 +77,7 @@ func (m *Mirror) hostGit(ctx context.Context, c hostCmd) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	argv := slices.Clone(hardening)
+	argv := append(slices.Clone(hardening), m.cfg.CA.GitArgs()...)
 	dir := m.cfg.Root
 	if c.gitDir != "" {
 		argv = append(argv, "--git-dir="+c.gitDir)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/redact"
+	"github.com/fetch-dev/fetch/internal/trust"
 )
 
 // Defaults for Config fields left zero.
@@ -74,6 +75,10 @@ type Config struct {
 	Committer Identity
 	// Now dates rebased commits; time.Now when nil.
 	Now func() time.Time
+	// CA is what host git trusts for HTTPS besides the system's
+	// authorities (a GitHub Enterprise server's private CA), given on
+	// git's command line.
+	CA trust.CA
 }
 
 // Mirror manages the bare repositories.

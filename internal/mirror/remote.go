@@ -190,6 +190,8 @@ func classifyRemote(err error) error {
 		return fmt.Errorf("%w: %w", ErrAuth, err)
 	case has("repository not found", "not found", "error: 404", "does not appear to be a git repository"):
 		return fmt.Errorf("%w: %w", ErrRepoNotFound, err)
+	case has("certificate verification failed", "ssl certificate problem", "certificate verify failed", "unable to get local issuer certificate", "self signed certificate", "self-signed certificate"):
+		return fmt.Errorf("%w: %w", ErrUntrusted, err)
 	case has("could not resolve host", "failed to connect", "connection refused", "connection timed out", "timed out", "network is unreachable", "ssl", "tls", "connection reset", "unable to access", "empty reply", "http/2 stream", "rpc failed"):
 		return fmt.Errorf("%w: %w", ErrNetwork, err)
 	}

@@ -75,12 +75,14 @@ func Advice(err error) string {
 		return "GitHub refused the token for git: it is wrong or expired, or lacks Contents: read and write on this repository."
 	case errors.Is(err, mirror.ErrRepoNotFound):
 		return github.ErrNotFound.Error() + "."
+	case errors.Is(err, mirror.ErrUntrusted):
+		return github.ErrUntrusted.Error() + "; then say \"/pr ship ID\"."
 	case errors.Is(err, mirror.ErrNetwork):
 		return github.ErrUnavailable.Error() + " (\"/pr ship ID\" tries again)."
 	case errors.Is(err, mirror.ErrRejected), errors.Is(err, mirror.ErrNonFastForward):
 		return "GitHub rejected the push (a protected branch, a hook or a moved branch): look at the repository's rules."
 	}
-	for _, c := range []error{github.ErrAuth, github.ErrPermission, github.ErrNotFound, github.ErrRejected, github.ErrUnavailable} {
+	for _, c := range []error{github.ErrAuth, github.ErrPermission, github.ErrNotFound, github.ErrRejected, github.ErrUntrusted, github.ErrUnavailable} {
 		if errors.Is(err, c) {
 			return github.Explain(err) + "."
 		}

@@ -49,7 +49,7 @@ import (
 // Merge methods "merge" and "squash" are supported; "rebase" answers 405
 // as a repository with rebase merges disabled does.
 //
-// Tests arrange the world through its methods (AddRepo, Archive, Commit,
+// Tests arrange the world through its methods (AddRepo, SetPublic, Archive, Commit,
 // Protect, MergePR, AddReview, AddReviewComment, NewToken,
 // SetReadOnly, FailNext, RateLimitNext, Close) and read what the client did (PRs, Branches,
 // Tip, File, Requests, NotModified, Authorizations). The methods fail the
@@ -61,9 +61,11 @@ import (
 type GitHub struct {
 	// Token is a token with read and write access to every repository.
 	Token string
-	// APIURL is the REST API's base, http://127.0.0.1:PORT/api/v3/.
+	// APIURL is the REST API's base, http://127.0.0.1:PORT/api/v3/
+	// (https:// from NewGitHubTLS).
 	APIURL string
-	// URL is the web and git base, http://127.0.0.1:PORT/.
+	// URL is the web and git base, http://127.0.0.1:PORT/ (https://
+	// from NewGitHubTLS).
 	URL string
 	// Login is the user every token belongs to.
 	Login string
@@ -117,6 +119,7 @@ type ghRepo struct {
 	defaultBranch string
 	dir           string
 	archived      bool
+	public        bool // cloned and fetched without a token
 	protected     map[string]bool
 	pulls         []*ghPull
 	nextNumber    int
@@ -187,6 +190,20 @@ exit 0
 // or newer on PATH.
 func NewGitHub(t testing.TB) *GitHub {
 	t.Helper()
+	return newGitHub(t, nil)
+}
+
+// NewGitHubTLS is NewGitHub over HTTPS, as a GitHub Enterprise server
+// behind a company's private CA: the REST API and git are served with a
+// certificate that ca (NewCA) signed and nothing else trusts. URL, APIURL
+// and clone URLs are https://127.0.0.1:PORT/….
+func NewGitHubTLS(t testing.TB, ca *CA) *GitHub {
+	t.Helper()
+	return newGitHub(t, ca)
+}
+
+func newGitHub(t testing.TB, ca *CA) *GitHub {
+	t.Helper()
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatalf("testkit: fake GitHub needs git: %v", err)
@@ -215,7 +232,13 @@ func NewGitHub(t testing.TB) *GitHub {
 	}
 	g.api = http.NewServeMux()
 	g.routes()
-	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
+	if ca == nil {
+		g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
+	} else {
+		g.srv = httptest.NewUnstartedServer(http.HandlerFunc(g.serve))
+		g.srv.TLS = ca.ServerConfig(t)
+		g.srv.StartTLS()
+	}
 	t.Cleanup(g.srv.Close)
 	g.URL = g.srv.URL + "/"
 	g.APIURL = g.srv.URL + "/api/v3/"
@@ -288,6 +311,15 @@ func (g *GitHub) AddRepo(owner, name string, files map[string]string) GitHubRepo
 		protected: map[string]bool{}, nextNumber: 1, created: time.Now().UTC(),
 	}
 	return GitHubRepo{Owner: owner, Name: name, FullName: full, CloneURL: g.cloneURL(owner, name), DefaultBranch: "main", Dir: dir}
+}
+
+// SetPublic makes repo public (or private again): like GitHub, git
+// clones and fetches it without a token; pushes still need one.
+func (g *GitHub) SetPublic(repo string, public bool) {
+	g.t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.repo(repo).public = public
 }
 
 // Archive marks a repository archived: REST writes are 403 and
@@ -573,8 +605,9 @@ func (g *GitHub) serveGit(w http.ResponseWriter, r *http.Request) {
 	readOnly, known := g.tokens[pass]
 	repo, exists := g.repos[repoPath]
 	archived := exists && repo.archived
+	anonymousRead := !hasAuth && !push && exists && repo.public
 	g.mu.Unlock()
-	if !hasAuth || !known {
+	if (!hasAuth || !known) && !anonymousRead {
 		w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
 		http.Error(w, "remote: Invalid username or token. Password authentication is not supported for Git operations.", http.StatusUnauthorized)
 		return

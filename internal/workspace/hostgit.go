@@ -53,7 +53,8 @@ func (r *Registry) hostGit(ctx context.Context, dir string, args ...string) (str
 
 // hostGitEnv is hostGit with env added to (and overriding) hostEnv.
 func (r *Registry) hostGitEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append(slices.Clone(hostHardening), args...)...)
+	argv := append(append(slices.Clone(hostHardening), r.ca.GitArgs()...), args...)
+	cmd := exec.CommandContext(ctx, "git", argv...)
 	cmd.Dir = dir
 	cmd.Env = append(slices.Clone(hostEnv), env...)
 	stdout := &gitrun.Capped{Max: maxGitOutput}

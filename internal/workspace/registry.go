@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
+	"github.com/fetch-dev/fetch/internal/trust"
 )
 
 // Info describes one workspace.
@@ -49,6 +50,8 @@ type Registry struct {
 	// placement keeps workspaces on other engines (Placed); nil: all are
 	// local directories.
 	placement *Placement
+	// ca is what host git trusts for HTTPS besides the system (TrustCA).
+	ca trust.CA
 }
 
 // user is a numeric uid and gid.
@@ -90,6 +93,14 @@ func (r *Registry) chown(path string, tree bool) error {
 // missing. Git on existing workspaces needs InKennel.
 func New(root string, logger *slog.Logger) *Registry {
 	return &Registry{root: filepath.Clean(root), log: logger}
+}
+
+// TrustCA makes host git (a clone) trust ca besides the system's
+// authorities, given on its command line. Call it before using the
+// registry.
+func (r *Registry) TrustCA(ca trust.CA) *Registry {
+	r.ca = ca
+	return r
 }
 
 // InKennel makes the registry run git on existing workspaces in their
