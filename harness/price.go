@@ -3,9 +3,10 @@ package harness
 import "github.com/fetch-dev/fetch/internal/price"
 
 // withPrice sets u's cost from the price table when the CLI reported
-// tokens but no dollars: CostEstimated when model's price is known,
-// CostUnknown otherwise (a model the table lacks, or none named). A usage
-// that already has a cost, or has no tokens, is returned as it is.
+// tokens but no dollars: CostEstimated when model is priced (by its own
+// entry, its family's, or — PricedAs — its provider's dearest model),
+// CostUnknown otherwise (a model of no known provider, or none named). A
+// usage that already has a cost, or has no tokens, is returned as it is.
 // cachedInInput says the CLI counts cached tokens inside InputTokens
 // (OpenAI's and Gemini's meaning; Anthropic's input_tokens exclude them).
 func withPrice(u Usage, model string, cachedInInput bool) Usage {
@@ -16,11 +17,14 @@ func withPrice(u Usage, model string, cachedInInput bool) Usage {
 	if cachedInInput {
 		in = max(in-u.CacheReadTokens-u.CacheWriteTokens, 0)
 	}
-	cost, ok := price.Cost(model, price.Tokens{Input: in, CachedInput: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Output: u.OutputTokens})
+	cost, p, ok := price.Cost(model, price.Tokens{Input: in, CachedInput: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Output: u.OutputTokens})
 	if !ok {
 		u.CostUnknown = true
 		return u
 	}
 	u.CostUSD, u.CostEstimated = cost, true
+	if p.Fallback {
+		u.PricedAs = p.Model
+	}
 	return u
 }
