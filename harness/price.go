@@ -28,3 +28,9 @@ func withPrice(u Usage, model string, cachedInInput bool) Usage {
 	}
 	return u
 }
+
+// EstimatedAs is how a cost priced as pricedAs (Usage.PricedAs) is marked
+// wherever it is shown.
+func EstimatedAs(pricedAs string) string {
+	return "(estimated: Fetch does not know the price of the CLI's model, so it priced its tokens as " + pricedAs + ", the dearest model of that provider it knows)"
+}
