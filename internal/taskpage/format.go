@@ -1,6 +1,7 @@
 package taskpage
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -87,9 +88,12 @@ func listCost(t task.Task) string {
 // total).
 type spend struct {
 	estimated bool
-	unknown   bool
-	runUsage  float64
-	runSpend  float64
+	// pricedAs: the model whose price stood in for the CLI's
+	// (harness.Usage.PricedAs).
+	pricedAs string
+	unknown  bool
+	runUsage float64
+	runSpend float64
 }
 
 // add takes in one event of the log; a start of a run begins a new run.
@@ -102,6 +106,7 @@ func (s *spend) add(ev harness.Event) {
 		return
 	}
 	s.estimated = s.estimated || u.CostEstimated
+	s.pricedAs = cmp.Or(s.pricedAs, u.PricedAs)
 	s.unknown = s.unknown || u.CostUnknown
 	switch ev.Kind {
 	case harness.KindUsage:
@@ -127,17 +132,20 @@ func taskCost(t task.Task, s spend) string {
 		if c == "" {
 			return "none reported yet"
 		}
-		return withEstimate(c, s.estimated) + " so far"
+		return withEstimate(c, s) + " so far"
 	}
 	c := progress.Cost(t)
 	if c == "" {
 		return "none reported"
 	}
-	return withEstimate(c, s.estimated)
+	return withEstimate(c, s)
 }
 
-func withEstimate(c string, estimated bool) string {
-	if estimated {
+func withEstimate(c string, s spend) string {
+	switch {
+	case s.pricedAs != "":
+		return c + " " + harness.EstimatedAs(s.pricedAs)
+	case s.estimated:
 		return c + " (estimated by Fetch from the tokens)"
 	}
 	return c
