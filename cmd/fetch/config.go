@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/price"
 	"github.com/fetch-dev/fetch/kennel"
 )
 
@@ -56,6 +57,7 @@ const (
 	envHarness         = "FETCH_HARNESS"
 	envTaskTimeout     = "FETCH_TASK_TIMEOUT"
 	envTaskBudgetUSD   = "FETCH_TASK_BUDGET_USD"
+	envPrices          = "FETCH_PRICES"
 	envDailyBudgetUSD  = "FETCH_DAILY_BUDGET_USD"
 	envMaxTasks        = "FETCH_MAX_TASKS"
 	envAttachMaxBytes  = "FETCH_ATTACH_MAX_BYTES"
@@ -128,6 +130,10 @@ const configHelp = `Configuration (environment):
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
   FETCH_TASK_BUDGET_USD   dollars one task may cost (its coding CLI and Fetch's own LLM calls for it); a running
                        task that passes it is stopped and fails (default 0: no cap)
+  FETCH_PRICES         a file of model prices that extends and overrides Fetch's table, one model a line:
+                       MODEL INPUT OUTPUT CACHE_READ CACHE_WRITE DATE SOURCE (dollars per million tokens; a
+                       malformed line stops Fetch at start, naming it). A model without a price is priced
+                       as its provider's dearest known model, and its cost marked estimated
   FETCH_DAILY_BUDGET_USD  dollars per UTC day for tasks and Fetch's own LLM calls together; over it a new task is
                        asked about first, and "fetch task run" needs --over-budget (default 0: no cap)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
@@ -212,6 +218,8 @@ type Config struct {
 	// (tasks and orchestrator); zero means no cap.
 	TaskBudgetUSD  float64
 	DailyBudgetUSD float64
+	// Prices is the price table: Fetch's, extended by FETCH_PRICES.
+	Prices *price.Table
 	// OutMaxFiles and OutMaxBytes bound the files a task's CLI sends
 	// with its result (task.Config); zero for the defaults.
 	OutMaxFiles int
@@ -477,6 +485,15 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadPage(getenv)...)
+	c.Prices = price.Builtin()
+	if v := strings.TrimSpace(getenv(envPrices)); v != "" {
+		t, err := price.ParseFile(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", envPrices, err))
+		} else {
+			c.Prices = t
+		}
+	}
 	if v := strings.TrimSpace(getenv(envMetricsAddr)); v != "" {
 		addr, err := metricsAddr(v)
 		if err != nil {
@@ -488,6 +505,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if len(problems) > 0 {
 		return c, &ConfigError{Problems: problems}
 	}
+	// The one place the price table enters: every run's usage is priced
+	// by it (harness, through internal/price).
+	price.Use(c.Prices)
 	return c, nil
 }
 

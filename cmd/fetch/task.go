@@ -89,7 +89,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // taskEnv are the variables a task worker inherits from its parent's
 // configuration.
-var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks, envTaskBudgetUSD}
+var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks, envTaskBudgetUSD, envPrices}
 
 func runTask(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
