@@ -34,6 +34,7 @@ func TestJourneyCostCapEstimated(t *testing.T) {
 	res := w.awaitResult(m, regexp.MustCompile(`❌ Task `+id+` failed on app`), "the stopped task's result")
 	t.Logf("the owner read:\n%s", res.Text)
 	for _, want := range []string{
+		"\nCost: $0.0", // then the estimate, as below
 		"stopped at the task budget of $0.04 (FETCH_TASK_BUDGET_USD)",
 		"(estimated: Fetch does not know the price of the CLI's model, so it priced its tokens as claude-opus-4-8",
 		"Raise FETCH_TASK_BUDGET_USD, or set it to 0 for no cap",
@@ -41,6 +42,9 @@ func TestJourneyCostCapEstimated(t *testing.T) {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("the result %q does not say %q", res.Text, want)
 		}
+	}
+	if n := strings.Count(res.Text, "(estimated: "); n != 2 {
+		t.Errorf("the result marks %d costs estimated; want its Cost line and the budget stop", n)
 	}
 	if spent, ok := dollars(res.Text, "it had cost "); !ok || spent <= budget || spent > budget+call+1e-4 {
 		t.Errorf("the result %q does not say a cost over the $%.2f cap by at most one call ($%.4f)", res.Text, budget, call)
@@ -57,13 +61,20 @@ func TestJourneyCostCapEstimated(t *testing.T) {
 		Model      string  `json:"model"`
 		CostUSD    float64 `json:"cost_usd"`
 		CLICostUSD float64 `json:"cli_cost_usd"`
+		PricedAs   string  `json:"cost_priced_as"`
 	}
 	if err := json.Unmarshal([]byte(out), &shown); err != nil {
 		t.Fatalf("fetch task show --json: %v\n%s", err, out)
 	}
 	t.Logf("recorded: %+v", shown)
-	if shown.State != "failed" || shown.Model != "claude-sonnet-4-5-20250929" {
-		t.Errorf("recorded task: state %s, model %q; want failed on claude-sonnet-4-5-20250929", shown.State, shown.Model)
+	if shown.State != "failed" || shown.Model != "claude-sonnet-4-5-20250929" || shown.PricedAs != "claude-opus-4-8" {
+		t.Errorf("recorded task: state %s, model %q, priced as %q; want failed on claude-sonnet-4-5-20250929, priced as claude-opus-4-8", shown.State, shown.Model, shown.PricedAs)
+	}
+	if out, err := w.fetchCLI("task", "ls"); err != nil || !regexp.MustCompile(id+`.*\$0\.\d{4} \(estimated\)`).MatchString(out) {
+		t.Errorf("fetch task ls does not mark the cost of %s estimated: %v\n%s", id, err, out)
+	}
+	if out, err := w.fetchCLI("task", "show", id); err != nil || !strings.Contains(out, "priced its tokens as claude-opus-4-8") {
+		t.Errorf("fetch task show does not say the cost of %s is estimated: %v\n%s", id, err, out)
 	}
 	// The coding CLI's part is what the cap stopped; Fetch's own call
 	// that started the task is counted on top.

@@ -438,6 +438,8 @@ func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) st
 	for _, t := range ts {
 		cost := "-"
 		switch {
+		case t.CostUSD > 0 && t.CostPricedAs != "":
+			cost = fmt.Sprintf("$%.4f (estimated)", t.CostUSD)
 		case t.CostUSD > 0:
 			cost = fmt.Sprintf("$%.4f", t.CostUSD)
 		case t.CostUnknown:

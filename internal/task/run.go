@@ -389,6 +389,7 @@ func (e *Engine) setCost(ctx context.Context, t *Task, out harness.Outcome) {
 	}
 	t.CLICostUSD = cliCost(e.usageScope(*t), *t, out.Usage.CostUSD)
 	t.CostUnknown = t.CostUnknown || out.Usage.CostUnknown
+	t.CostPricedAs = cmp.Or(t.CostPricedAs, out.Usage.PricedAs)
 	t.CostUSD = t.CLICostUSD + e.attributed(ctx, t.ID)
 }
 
@@ -425,7 +426,7 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 	case capped:
 		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10))
 	case budget:
-		return e.finish(ctx, t, Failed, e.budgetMessage(max(spent, t.CostUSD), out.Usage.PricedAs))
+		return e.finish(ctx, t, Failed, e.budgetMessage(max(spent, t.CostUSD), t.CostPricedAs))
 	case errors.Is(runErr, ErrGone):
 		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
 	case runErr != nil:

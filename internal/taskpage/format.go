@@ -74,6 +74,8 @@ func listCost(t task.Task) string {
 	switch {
 	case t.CostUSD > 0 && t.CostUnknown:
 		return fmt.Sprintf("$%.4f + unpriced tokens", t.CostUSD)
+	case t.CostUSD > 0 && t.CostPricedAs != "":
+		return fmt.Sprintf("$%.4f (estimated)", t.CostUSD)
 	case t.CostUSD > 0:
 		return fmt.Sprintf("$%.4f", t.CostUSD)
 	case t.CostUnknown:
@@ -128,24 +130,26 @@ func taskCost(t task.Task, s spend) string {
 		sofar.CostUSD += max(s.runUsage, s.runSpend)
 		sofar.CLICostUSD += max(s.runUsage, s.runSpend)
 		sofar.CostUnknown = t.CostUnknown || s.unknown
+		sofar.CostPricedAs = cmp.Or(t.CostPricedAs, s.pricedAs)
 		c := progress.Cost(sofar)
 		if c == "" {
 			return "none reported yet"
 		}
-		return withEstimate(c, s) + " so far"
+		return withEstimate(c, s, sofar) + " so far"
 	}
+	t.CostPricedAs = cmp.Or(t.CostPricedAs, s.pricedAs)
 	c := progress.Cost(t)
 	if c == "" {
 		return "none reported"
 	}
-	return withEstimate(c, s)
+	return withEstimate(c, s, t)
 }
 
-func withEstimate(c string, s spend) string {
-	switch {
-	case s.pricedAs != "":
-		return c + " " + harness.EstimatedAs(s.pricedAs)
-	case s.estimated:
+// withEstimate marks c, t's cost, estimated when Fetch priced tokens by
+// its table; a cost priced as another model says so already
+// (progress.Cost).
+func withEstimate(c string, s spend, t task.Task) string {
+	if s.estimated && t.CostPricedAs == "" {
 		return c + " (estimated by Fetch from the tokens)"
 	}
 	return c
