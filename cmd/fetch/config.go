@@ -485,15 +485,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadPage(getenv)...)
-	c.Prices = price.Builtin()
-	if v := strings.TrimSpace(getenv(envPrices)); v != "" {
-		t, err := price.ParseFile(v)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", envPrices, err))
-		} else {
-			c.Prices = t
-		}
-	}
+	problems = append(problems, c.loadPrices(getenv)...)
 	if v := strings.TrimSpace(getenv(envMetricsAddr)); v != "" {
 		addr, err := metricsAddr(v)
 		if err != nil {
@@ -509,6 +501,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	// by it (harness, through internal/price).
 	price.Use(c.Prices)
 	return c, nil
+}
+
+// loadPrices reads FETCH_PRICES: the price table is Fetch's, extended by
+// the owner's file, which is refused whole at a malformed line.
+func (c *Config) loadPrices(getenv func(string) string) []string {
+	c.Prices = price.Builtin()
+	path := strings.TrimSpace(getenv(envPrices))
+	if path == "" {
+		return nil
+	}
+	t, err := price.ParseFile(path)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", envPrices, err)}
+	}
+	c.Prices = t
+	return nil
 }
 
 // metricsAddr reads FETCH_METRICS_ADDR: host:port, :port or a bare port.
