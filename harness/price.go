@@ -1,6 +1,10 @@
 package harness
 
-import "github.com/fetch-dev/fetch/internal/price"
+import (
+	"cmp"
+
+	"github.com/fetch-dev/fetch/internal/price"
+)
 
 // withPrice sets u's cost from the price table when the CLI reported
 // tokens but no dollars: CostEstimated when model is priced (by its own
@@ -28,6 +32,11 @@ func withPrice(u Usage, model string, cachedInInput bool) Usage {
 	}
 	return u
 }
+
+// codexModel is the model Codex's tokens are priced by: the task's, or,
+// when it named none (Codex's stream names none), OpenAI's dearest, since
+// Codex's default model is OpenAI's.
+func codexModel(model string) string { return cmp.Or(model, "openai/") }
 
 // EstimatedAs is how a cost priced as pricedAs (Usage.PricedAs) is marked
 // wherever it is shown.

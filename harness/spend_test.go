@@ -50,9 +50,9 @@ func TestTokensPriced(t *testing.T) {
 	if math.Abs(known.CostUSD-want) > 1e-12 {
 		t.Fatalf("codex cost %v, want %v", known.CostUSD, want)
 	}
-	unknown := replayAs(CodexAdapter{}, tr, Task{}).Outcome.Usage
-	if !unknown.CostUnknown || unknown.CostUSD != 0 {
-		t.Fatalf("codex with its default model: %+v, want cost unknown", unknown)
+	dflt := replayAs(CodexAdapter{}, tr, Task{}).Outcome.Usage
+	if dflt.CostUnknown || dflt.CostUSD != known.CostUSD || dflt.PricedAs != "gpt-5" {
+		t.Fatalf("codex with its default model: %+v, want priced as OpenAI's dearest (gpt-5), marked", dflt)
 	}
 	gem := replay(GeminiAdapter{}, loadTranscript(t, "gemini-task.jsonl")).Outcome.Usage
 	if gem.CostUnknown || gem.CostUSD <= 0 || !gem.CostEstimated || gem.PricedAs != "gemini-2.5-pro" {

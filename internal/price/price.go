@@ -119,18 +119,17 @@ type Price struct {
 
 // Lookup finds how model is priced: its own entry first, then its
 // family's without a date suffix, then, for a model of a known provider,
-// the dearest entry of that provider (Fallback). ok is false when the
-// model's provider is not known either.
+// the dearest entry of that provider (Fallback); a provider alone
+// ("openai/": the CLI's default model, which it does not name) is priced
+// so too. ok is false when the model's provider is not known either.
 func (t *Table) Lookup(model string) (Price, bool) {
-	m := clean(model)
-	if m == "" {
-		return Price{}, false
-	}
-	if e, ok := t.entries[m]; ok {
-		return Price{Entry: e}, true
-	}
-	if e, ok := t.entries[dated.ReplaceAllString(m, "")]; ok {
-		return Price{Entry: e}, true
+	if m := clean(model); m != "" {
+		if e, ok := t.entries[m]; ok {
+			return Price{Entry: e}, true
+		}
+		if e, ok := t.entries[dated.ReplaceAllString(m, "")]; ok {
+			return Price{Entry: e}, true
+		}
 	}
 	p := providerOf(model)
 	if p == "" {

@@ -33,6 +33,7 @@ func TestCost(t *testing.T) {
 		{"gpt-5.5-codex", Tokens{Output: 1e6}, 10, true, true, "gpt-5"},
 		{"o3", Tokens{Output: 1e6}, 10, true, true, "gpt-5"},
 		{"gemini-3-pro", Tokens{Output: 1e6}, 10, true, true, "gemini-2.5-pro"},
+		{"openai/", Tokens{Output: 1e6}, 10, true, true, "gpt-5"},
 		// No known provider: no price.
 		{"some-new-model", Tokens{Input: 1000}, 0, false, false, ""},
 		{"qwen3-coder-plus", Tokens{Input: 1000}, 0, false, false, ""},
