@@ -41,5 +41,5 @@ func codexModel(model string) string { return cmp.Or(model, "openai/") }
 // EstimatedAs is how a cost priced as pricedAs (Usage.PricedAs) is marked
 // wherever it is shown.
 func EstimatedAs(pricedAs string) string {
-	return "(estimated: Fetch does not know the price of the CLI's model, so it priced its tokens as " + pricedAs + ", the dearest model of that provider it knows)"
+	return "(estimated: Fetch does not know the price of the CLI's model; it priced its tokens as " + pricedAs + ", to err high)"
 }

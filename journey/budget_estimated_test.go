@@ -36,7 +36,7 @@ func TestJourneyCostCapEstimated(t *testing.T) {
 	for _, want := range []string{
 		"\nCost: $0.0", // then the estimate, as below
 		"stopped at the task budget of $0.04 (FETCH_TASK_BUDGET_USD)",
-		"(estimated: Fetch does not know the price of the CLI's model, so it priced its tokens as claude-opus-4-8",
+		"(estimated: Fetch does not know the price of the CLI's model; it priced its tokens as claude-opus-4-8, to err high)",
 		"Raise FETCH_TASK_BUDGET_USD, or set it to 0 for no cap",
 	} {
 		if !strings.Contains(res.Text, want) {

@@ -133,7 +133,8 @@ const configHelp = `Configuration (environment):
   FETCH_PRICES         a file of model prices that extends and overrides Fetch's table, one model a line:
                        MODEL INPUT OUTPUT CACHE_READ CACHE_WRITE DATE SOURCE (dollars per million tokens; a
                        malformed line stops Fetch at start, naming it). A model without a price is priced
-                       as its provider's dearest known model, and its cost marked estimated
+                       as its provider's dearest known model, and its cost marked estimated; with a budget
+                       set, so is one of no known provider, as the dearest of all
   FETCH_DAILY_BUDGET_USD  dollars per UTC day for tasks and Fetch's own LLM calls together; over it a new task is
                        asked about first, and "fetch task run" needs --over-budget (default 0: no cap)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
@@ -486,6 +487,11 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	problems = append(problems, c.loadPage(getenv)...)
 	problems = append(problems, c.loadPrices(getenv)...)
+	if c.TaskBudgetUSD > 0 || c.DailyBudgetUSD > 0 {
+		// A budget holds whatever the model: tokens of a model of no
+		// known provider are priced as the dearest, not left unknown.
+		c.Prices = c.Prices.PricingUnknown()
+	}
 	if v := strings.TrimSpace(getenv(envMetricsAddr)); v != "" {
 		addr, err := metricsAddr(v)
 		if err != nil {

@@ -30,6 +30,16 @@ func TestPriceFile(t *testing.T) {
 		t.Errorf("the table in use lacks the file's price: %+v, %v", p, ok)
 	}
 
+	if _, ok := price.Of("qwen3-coder-plus"); ok {
+		t.Errorf("without a budget a model of no known provider has a price")
+	}
+	if _, err := loadConfig(envOf(map[string]string{"HOME": "/h", "FETCH_PRICES": good, "FETCH_TASK_BUDGET_USD": "1"})); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := price.Of("qwen3-coder-plus"); !ok || !p.Fallback || p.Model != "claude-opus-4-8" {
+		t.Errorf("with a task budget a model of no known provider is priced %+v, %v; want as claude-opus-4-8, the dearest", p, ok)
+	}
+
 	bad := filepath.Join(dir, "bad-prices")
 	if err := os.WriteFile(bad, []byte("# mine\nclaude-sonnet-4-5 3 15 0.3 3.75 2025-09-29 docs\nclaude-opus-4-1 15 seventy-five 1.5 18.75 2025-08-05 docs\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,9 @@
 // Google) without an entry is priced as the dearest known model of that
 // provider, and says so (Price.Fallback): an estimate that errs high, so
 // that a cap still holds. A model whose provider is not known has no
-// price: Cost says so (ok false), and callers show the cost as unknown.
+// price: Cost says so (ok false), and callers show the cost as unknown;
+// when a budget must hold, cmd/fetch uses a PricingUnknown table, which
+// prices it as the dearest model of all.
 // Prices are the standard tier per million tokens; long-context
 // surcharges, batch and priority tiers are not modelled, so a figure from
 // this table is an estimate, marked as such wherever it is shown.
@@ -90,6 +92,9 @@ var builtin = []Entry{
 // Table is a set of model prices by name (see clean).
 type Table struct {
 	entries map[string]Entry
+	// anyProvider: a model of no known provider (or none named) is
+	// priced as the dearest entry of all (PricingUnknown).
+	anyProvider bool
 }
 
 // Builtin returns the table Fetch ships.
@@ -98,7 +103,7 @@ func Builtin() *Table { return (&Table{}).With(builtin...) }
 // With returns a copy of t with entries added; an entry for a model t
 // already has replaces it.
 func (t *Table) With(entries ...Entry) *Table {
-	out := &Table{entries: make(map[string]Entry, len(t.entries)+len(entries))}
+	out := &Table{entries: make(map[string]Entry, len(t.entries)+len(entries)), anyProvider: t.anyProvider}
 	for k, e := range t.entries {
 		out.entries[k] = e
 	}
@@ -106,6 +111,16 @@ func (t *Table) With(entries ...Entry) *Table {
 		e.Model = clean(e.Model)
 		out.entries[e.Model] = e
 	}
+	return out
+}
+
+// PricingUnknown returns a copy of t that prices a model of no known
+// provider, or a usage that names no model, as the dearest model of all
+// (Fallback), instead of leaving it without a price: for when a budget
+// must hold whatever the model.
+func (t *Table) PricingUnknown() *Table {
+	out := t.With()
+	out.anyProvider = true
 	return out
 }
 
@@ -121,7 +136,8 @@ type Price struct {
 // family's without a date suffix, then, for a model of a known provider,
 // the dearest entry of that provider (Fallback); a provider alone
 // ("openai/": the CLI's default model, which it does not name) is priced
-// so too. ok is false when the model's provider is not known either.
+// so too. ok is false when the model's provider is not known either,
+// unless the table is PricingUnknown: then the dearest entry of all.
 func (t *Table) Lookup(model string) (Price, bool) {
 	if m := clean(model); m != "" {
 		if e, ok := t.entries[m]; ok {
@@ -132,13 +148,13 @@ func (t *Table) Lookup(model string) (Price, bool) {
 		}
 	}
 	p := providerOf(model)
-	if p == "" {
+	if p == "" && !t.anyProvider {
 		return Price{}, false
 	}
 	var dearest Entry
 	found := false
 	for _, e := range t.entries {
-		if providerOf(e.Model) == p && (!found || dearer(e, dearest)) {
+		if (p == "" || providerOf(e.Model) == p) && (!found || dearer(e, dearest)) {
 			dearest, found = e, true
 		}
 	}

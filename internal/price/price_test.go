@@ -70,6 +70,26 @@ func TestLookupExactFirst(t *testing.T) {
 	}
 }
 
+// With a budget to keep, a model of no known provider, or no model, is
+// priced as the dearest of all, marked; without, it has no price.
+func TestPricingUnknown(t *testing.T) {
+	tab := Builtin().PricingUnknown().With(Entry{Model: "qwen3-coder-plus", Rates: Rates{Input: 1, Output: 5}, Source: "test", Date: "2026-01-01"})
+	for _, m := range []string{"some-new-model", ""} {
+		if p, ok := tab.Lookup(m); !ok || !p.Fallback || p.Model != "claude-opus-4-8" {
+			t.Errorf("Lookup(%q) with PricingUnknown = %+v, %v; want claude-opus-4-8, fallback", m, p, ok)
+		}
+		if p, ok := Builtin().Lookup(m); ok {
+			t.Errorf("Lookup(%q) without PricingUnknown = %+v; want no price", m, p)
+		}
+	}
+	if p, ok := tab.Lookup("qwen3-coder-plus"); !ok || p.Fallback || p.Output != 5 {
+		t.Errorf("an entry of its own still wins: %+v, %v", p, ok)
+	}
+	if p, ok := tab.Lookup("gpt-7"); !ok || p.Model != "gpt-5" {
+		t.Errorf("a known provider's model is priced by its provider: %+v, %v", p, ok)
+	}
+}
+
 func TestParseFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "prices")
