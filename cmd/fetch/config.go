@@ -407,6 +407,12 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadAgent(getenv)...)
+	problems = append(problems, c.loadPrices(getenv)...)
+	if c.TaskBudgetUSD > 0 || c.DailyBudgetUSD > 0 {
+		// A budget holds whatever the model: tokens of a model of no
+		// known provider are priced as the dearest, not left unknown.
+		c.Prices = c.Prices.PricingUnknown()
+	}
 	if v := strings.TrimSpace(getenv(envTimezone)); v != "" {
 		loc, err := time.LoadLocation(v)
 		if err != nil {
@@ -486,12 +492,6 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadPage(getenv)...)
-	problems = append(problems, c.loadPrices(getenv)...)
-	if c.TaskBudgetUSD > 0 || c.DailyBudgetUSD > 0 {
-		// A budget holds whatever the model: tokens of a model of no
-		// known provider are priced as the dearest, not left unknown.
-		c.Prices = c.Prices.PricingUnknown()
-	}
 	if v := strings.TrimSpace(getenv(envMetricsAddr)); v != "" {
 		addr, err := metricsAddr(v)
 		if err != nil {
@@ -507,22 +507,6 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	// by it (harness, through internal/price).
 	price.Use(c.Prices)
 	return c, nil
-}
-
-// loadPrices reads FETCH_PRICES: the price table is Fetch's, extended by
-// the owner's file, which is refused whole at a malformed line.
-func (c *Config) loadPrices(getenv func(string) string) []string {
-	c.Prices = price.Builtin()
-	path := strings.TrimSpace(getenv(envPrices))
-	if path == "" {
-		return nil
-	}
-	t, err := price.ParseFile(path)
-	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", envPrices, err)}
-	}
-	c.Prices = t
-	return nil
 }
 
 // metricsAddr reads FETCH_METRICS_ADDR: host:port, :port or a bare port.
@@ -606,6 +590,22 @@ func (c *Config) loadAgent(getenv func(string) string) []string {
 	positiveInt(envOutMaxFiles, &c.OutMaxFiles, false)
 	positiveInt(envOutMaxBytes, &c.OutMaxBytes, false)
 	return problems
+}
+
+// loadPrices reads FETCH_PRICES: the price table is Fetch's, extended by
+// the owner's file, which is refused whole at a malformed line.
+func (c *Config) loadPrices(getenv func(string) string) []string {
+	c.Prices = price.Builtin()
+	path := strings.TrimSpace(getenv(envPrices))
+	if path == "" {
+		return nil
+	}
+	t, err := price.ParseFile(path)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", envPrices, err)}
+	}
+	c.Prices = t
+	return nil
 }
 
 // parseRate reads "N/duration" (30/60s, 10/1m) or "0".
