@@ -614,10 +614,12 @@ func (p *acpParser) response(id string, m rpcMessage, emit func(Event)) {
 		emit(rawEvent(mustLine(m)))
 		return
 	}
-	// Gemini CLI reports the turn's tokens in _meta.quota (no model's
-	// price is known here: the cost is unknown).
+	// Gemini CLI reports the turn's tokens in _meta.quota, naming no
+	// model: the cost is unknown, unless a budget asks to price such
+	// tokens as the dearest model (price.Table.PricingUnknown).
 	if tc := r.Meta.Quota.TokenCount; tc.InputTokens != 0 || tc.OutputTokens != 0 {
-		emit(Event{Kind: KindUsage, Usage: &Usage{InputTokens: tc.InputTokens, OutputTokens: tc.OutputTokens, CostUnknown: true}})
+		u := withPrice(Usage{InputTokens: tc.InputTokens, OutputTokens: tc.OutputTokens}, "", false)
+		emit(Event{Kind: KindUsage, Usage: &u})
 	}
 	if r.StopReason == "end_turn" {
 		emit(Event{Kind: KindResult, Success: true, Text: capText(p.segment.String())})

@@ -175,7 +175,7 @@ func (p *codexParser) Parse(line []byte, emit func(Event)) {
 				CacheReadTokens:  l.Usage.CachedInputTokens,
 				CacheWriteTokens: l.Usage.CacheWriteInputTokens,
 			}
-			u = withPrice(u, p.model, true)
+			u = withPrice(u, codexModel(p.model), true)
 			emit(Event{Kind: KindUsage, Usage: &u})
 		}
 		emit(Event{Kind: KindResult, Success: true, Text: p.lastText})

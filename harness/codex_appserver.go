@@ -542,7 +542,7 @@ func (p *codexAppParser) usage(emit func(Event)) {
 		return
 	}
 	p.reported = p.total
-	u := withPrice(Usage{InputTokens: d.InputTokens, OutputTokens: d.OutputTokens, CacheReadTokens: d.CachedInputTokens}, p.model, true)
+	u := withPrice(Usage{InputTokens: d.InputTokens, OutputTokens: d.OutputTokens, CacheReadTokens: d.CachedInputTokens}, codexModel(p.model), true)
 	emit(Event{Kind: KindUsage, Usage: &u})
 }
 

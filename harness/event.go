@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 )
@@ -154,6 +155,11 @@ type Usage struct {
 	// CostUnknown: the CLI reported tokens but no dollars, and its model's
 	// price is not in the table; CostUSD leaves them out.
 	CostUnknown bool `json:"cost_unknown,omitempty"`
+	// PricedAs: the CLI's model has no price of its own in the table, so
+	// its tokens were priced as this model, the dearest known one of its
+	// provider (price.Price.Fallback): an estimate that errs high, which
+	// every place showing the cost says.
+	PricedAs string `json:"priced_as,omitempty"`
 }
 
 // Add returns the sum of u and v.
@@ -167,6 +173,7 @@ func (u Usage) Add(v Usage) Usage {
 		PremiumRequests:  u.PremiumRequests + v.PremiumRequests,
 		CostEstimated:    u.CostEstimated || v.CostEstimated,
 		CostUnknown:      u.CostUnknown || v.CostUnknown,
+		PricedAs:         cmp.Or(u.PricedAs, v.PricedAs),
 	}
 }
 

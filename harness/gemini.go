@@ -252,7 +252,7 @@ func geminiStreamUsage(raw json.RawMessage) (Usage, bool) {
 	case priced.CostUnknown:
 		u.CostUnknown = true
 	default:
-		u.CostUSD, u.CostEstimated = priced.CostUSD, priced.CostEstimated
+		u.CostUSD, u.CostEstimated, u.PricedAs = priced.CostUSD, priced.CostEstimated, priced.PricedAs
 	}
 	return u, true
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"math"
 	"testing"
 )
@@ -49,12 +50,46 @@ func TestTokensPriced(t *testing.T) {
 	if math.Abs(known.CostUSD-want) > 1e-12 {
 		t.Fatalf("codex cost %v, want %v", known.CostUSD, want)
 	}
-	unknown := replayAs(CodexAdapter{}, tr, Task{}).Outcome.Usage
-	if !unknown.CostUnknown || unknown.CostUSD != 0 {
-		t.Fatalf("codex with its default model: %+v, want cost unknown", unknown)
+	dflt := replayAs(CodexAdapter{}, tr, Task{}).Outcome.Usage
+	if dflt.CostUnknown || dflt.CostUSD != known.CostUSD || dflt.PricedAs != "gpt-5" {
+		t.Fatalf("codex with its default model: %+v, want priced as OpenAI's dearest (gpt-5), marked", dflt)
 	}
 	gem := replay(GeminiAdapter{}, loadTranscript(t, "gemini-task.jsonl")).Outcome.Usage
-	if !gem.CostUnknown || gem.CostUSD != 0 {
-		t.Fatalf("gemini 3.x models: %+v, want cost unknown (not in the table)", gem)
+	if gem.CostUnknown || gem.CostUSD <= 0 || !gem.CostEstimated || gem.PricedAs != "gemini-2.5-pro" {
+		t.Fatalf("gemini 3.x models: %+v, want priced as the dearest Gemini model in the table, marked", gem)
+	}
+	qwen := replayAs(CodexAdapter{}, tr, Task{Model: "qwen3-coder-plus"}).Outcome.Usage
+	if !qwen.CostUnknown || qwen.CostUSD != 0 || qwen.PricedAs != "" {
+		t.Fatalf("a model of no known provider: %+v, want cost unknown", qwen)
+	}
+}
+
+// TestClaudeUnpricedModelSpend: Claude Code naming a model the table
+// lacks (claude-sonnet-4-5-20250929, Sonnet 4.5's id) is priced while it
+// runs as the dearest Anthropic model, and the spend says so.
+func TestClaudeUnpricedModelSpend(t *testing.T) {
+	tr := loadTranscript(t, "claude-task.jsonl")
+	replaced := false
+	for i, line := range tr.stdout {
+		if bytes.Contains(line, []byte(`"model":"claude-opus-4-8"`)) {
+			tr.stdout[i] = bytes.ReplaceAll(line, []byte(`"model":"claude-opus-4-8"`), []byte(`"model":"claude-sonnet-4-5-20250929"`))
+			replaced = true
+		}
+	}
+	if !replaced {
+		t.Fatal("the transcript names no model to replace")
+	}
+	g := replay(ClaudeAdapter{}, tr)
+	n := 0
+	for _, ev := range g.Events {
+		if ev.Kind == KindSpend {
+			n++
+			if u := ev.Usage; !u.CostEstimated || u.CostUSD <= 0 || u.PricedAs != "claude-opus-4-8" {
+				t.Fatalf("spend %+v; want priced as claude-opus-4-8, marked", u)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no spend events")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/price"
 	"github.com/fetch-dev/fetch/internal/trust"
 	"github.com/fetch-dev/fetch/kennel"
 )
@@ -62,6 +63,7 @@ const (
 	envHarness         = "FETCH_HARNESS"
 	envTaskTimeout     = "FETCH_TASK_TIMEOUT"
 	envTaskBudgetUSD   = "FETCH_TASK_BUDGET_USD"
+	envPrices          = "FETCH_PRICES"
 	envDailyBudgetUSD  = "FETCH_DAILY_BUDGET_USD"
 	envMaxTasks        = "FETCH_MAX_TASKS"
 	envAttachMaxBytes  = "FETCH_ATTACH_MAX_BYTES"
@@ -134,6 +136,11 @@ const configHelp = `Configuration (environment):
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
   FETCH_TASK_BUDGET_USD   dollars one task may cost (its coding CLI and Fetch's own LLM calls for it); a running
                        task that passes it is stopped and fails (default 0: no cap)
+  FETCH_PRICES         a file of model prices that extends and overrides Fetch's table, one model a line:
+                       MODEL INPUT OUTPUT CACHE_READ CACHE_WRITE DATE SOURCE (dollars per million tokens; a
+                       malformed line stops Fetch at start, naming it). A model without a price is priced
+                       as its provider's dearest known model, and its cost marked estimated; with a budget
+                       set, so is one of no known provider, as the dearest of all
   FETCH_DAILY_BUDGET_USD  dollars per UTC day for tasks and Fetch's own LLM calls together; over it a new task is
                        asked about first, and "fetch task run" needs --over-budget (default 0: no cap)
   FETCH_MAX_TASKS      tasks running at once across workspaces; more are queued (default 4)
@@ -222,6 +229,8 @@ type Config struct {
 	// (tasks and orchestrator); zero means no cap.
 	TaskBudgetUSD  float64
 	DailyBudgetUSD float64
+	// Prices is the price table: Fetch's, extended by FETCH_PRICES.
+	Prices *price.Table
 	// OutMaxFiles and OutMaxBytes bound the files a task's CLI sends
 	// with its result (task.Config); zero for the defaults.
 	OutMaxFiles int
@@ -412,6 +421,12 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	problems = append(problems, c.loadAgent(getenv)...)
+	problems = append(problems, c.loadPrices(getenv)...)
+	if c.TaskBudgetUSD > 0 || c.DailyBudgetUSD > 0 {
+		// A budget holds whatever the model: tokens of a model of no
+		// known provider are priced as the dearest, not left unknown.
+		c.Prices = c.Prices.PricingUnknown()
+	}
 	if v := strings.TrimSpace(getenv(envTimezone)); v != "" {
 		loc, err := time.LoadLocation(v)
 		if err != nil {
@@ -503,6 +518,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if len(problems) > 0 {
 		return c, &ConfigError{Problems: problems}
 	}
+	// The one place the price table enters: every run's usage is priced
+	// by it (harness, through internal/price).
+	price.Use(c.Prices)
 	return c, nil
 }
 
@@ -633,6 +651,22 @@ func (c *Config) loadAgent(getenv func(string) string) []string {
 	positiveInt(envOutMaxFiles, &c.OutMaxFiles, false)
 	positiveInt(envOutMaxBytes, &c.OutMaxBytes, false)
 	return problems
+}
+
+// loadPrices reads FETCH_PRICES: the price table is Fetch's, extended by
+// the owner's file, which is refused whole at a malformed line.
+func (c *Config) loadPrices(getenv func(string) string) []string {
+	c.Prices = price.Builtin()
+	path := strings.TrimSpace(getenv(envPrices))
+	if path == "" {
+		return nil
+	}
+	t, err := price.ParseFile(path)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", envPrices, err)}
+	}
+	c.Prices = t
+	return nil
 }
 
 // parseRate reads "N/duration" (30/60s, 10/1m) or "0".

@@ -89,7 +89,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // taskEnv are the variables a task worker inherits from its parent's
 // configuration.
-var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks, envTaskBudgetUSD}
+var taskEnv = []string{envDataDir, envWorkspaces, envKennelImage, envLogLevel, envHarness, envTaskTimeout, envMaxTasks, envTaskBudgetUSD, envPrices}
 
 func runTask(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
@@ -438,6 +438,8 @@ func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) st
 	for _, t := range ts {
 		cost := "-"
 		switch {
+		case t.CostUSD > 0 && t.CostPricedAs != "":
+			cost = fmt.Sprintf("$%.4f (estimated)", t.CostUSD)
 		case t.CostUSD > 0:
 			cost = fmt.Sprintf("$%.4f", t.CostUSD)
 		case t.CostUnknown:

@@ -2,6 +2,7 @@ package task
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -206,6 +207,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		out.Usage.CostUSD = w.spend.CostUSD
 	}
 	out.Usage.CostUnknown = out.Usage.CostUnknown || w.spend.CostUnknown
+	out.Usage.PricedAs = cmp.Or(out.Usage.PricedAs, w.spend.PricedAs)
 	lim.mu.Lock()
 	lim.over = true
 	lim.mu.Unlock()
@@ -387,6 +389,7 @@ func (e *Engine) setCost(ctx context.Context, t *Task, out harness.Outcome) {
 	}
 	t.CLICostUSD = cliCost(e.usageScope(*t), *t, out.Usage.CostUSD)
 	t.CostUnknown = t.CostUnknown || out.Usage.CostUnknown
+	t.CostPricedAs = cmp.Or(t.CostPricedAs, out.Usage.PricedAs)
 	t.CostUSD = t.CLICostUSD + e.attributed(ctx, t.ID)
 }
 
@@ -423,7 +426,7 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 	case capped:
 		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10))
 	case budget:
-		return e.finish(ctx, t, Failed, e.budgetMessage(max(spent, t.CostUSD)))
+		return e.finish(ctx, t, Failed, e.budgetMessage(max(spent, t.CostUSD), t.CostPricedAs))
 	case errors.Is(runErr, ErrGone):
 		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
 	case runErr != nil:
@@ -885,14 +888,20 @@ func (w *eventWriter) checkBudget(batch []harness.Event) {
 	}
 }
 
-// budgetMessage is the error of a task stopped at its budget.
-func (e *Engine) budgetMessage(spent float64) string {
+// budgetMessage is the error of a task stopped at its budget. pricedAs
+// is the model whose price stood in for the CLI's (harness.Usage.PricedAs):
+// the cost is then an estimate, and the message says so.
+func (e *Engine) budgetMessage(spent float64, pricedAs string) string {
 	setting := e.cfg.TaskBudgetSetting
 	if setting == "" {
 		setting = "the task budget"
 	}
-	return fmt.Sprintf("stopped at the task budget of $%.2f (%s): it had cost $%.4f. Raise %s, or set it to 0 for no cap, and run the task again.",
-		e.cfg.TaskBudgetUSD, setting, spent, setting)
+	cost := fmt.Sprintf("$%.4f", spent)
+	if pricedAs != "" {
+		cost += " " + harness.EstimatedAs(pricedAs)
+	}
+	return fmt.Sprintf("stopped at the task budget of $%.2f (%s): it had cost %s. Raise %s, or set it to 0 for no cap, and run the task again.",
+		e.cfg.TaskBudgetUSD, setting, cost, setting)
 }
 
 // keepSession stores the session id a run told as soon as it tells it, so

@@ -108,6 +108,10 @@ type Task struct {
 	CostUSD     float64 `json:"cost_usd,omitempty"`
 	CLICostUSD  float64 `json:"cli_cost_usd,omitempty"`
 	CostUnknown bool    `json:"cost_unknown,omitempty"`
+	// CostPricedAs: a run's tokens were of a model without a price of
+	// its own, priced as this one (harness.Usage.PricedAs): CostUSD is an
+	// estimate.
+	CostPricedAs string `json:"cost_priced_as,omitempty"`
 
 	// Pushed is the commit pushed to GitHub (the branch rebased onto the
 	// latest base); PR its pull request; ShipError why shipping a

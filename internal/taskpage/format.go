@@ -1,6 +1,7 @@
 package taskpage
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -73,6 +74,8 @@ func listCost(t task.Task) string {
 	switch {
 	case t.CostUSD > 0 && t.CostUnknown:
 		return fmt.Sprintf("$%.4f + unpriced tokens", t.CostUSD)
+	case t.CostUSD > 0 && t.CostPricedAs != "":
+		return fmt.Sprintf("$%.4f (estimated)", t.CostUSD)
 	case t.CostUSD > 0:
 		return fmt.Sprintf("$%.4f", t.CostUSD)
 	case t.CostUnknown:
@@ -87,9 +90,12 @@ func listCost(t task.Task) string {
 // total).
 type spend struct {
 	estimated bool
-	unknown   bool
-	runUsage  float64
-	runSpend  float64
+	// pricedAs: the model whose price stood in for the CLI's
+	// (harness.Usage.PricedAs).
+	pricedAs string
+	unknown  bool
+	runUsage float64
+	runSpend float64
 }
 
 // add takes in one event of the log; a start of a run begins a new run.
@@ -102,6 +108,7 @@ func (s *spend) add(ev harness.Event) {
 		return
 	}
 	s.estimated = s.estimated || u.CostEstimated
+	s.pricedAs = cmp.Or(s.pricedAs, u.PricedAs)
 	s.unknown = s.unknown || u.CostUnknown
 	switch ev.Kind {
 	case harness.KindUsage:
@@ -123,21 +130,26 @@ func taskCost(t task.Task, s spend) string {
 		sofar.CostUSD += max(s.runUsage, s.runSpend)
 		sofar.CLICostUSD += max(s.runUsage, s.runSpend)
 		sofar.CostUnknown = t.CostUnknown || s.unknown
+		sofar.CostPricedAs = cmp.Or(t.CostPricedAs, s.pricedAs)
 		c := progress.Cost(sofar)
 		if c == "" {
 			return "none reported yet"
 		}
-		return withEstimate(c, s.estimated) + " so far"
+		return withEstimate(c, s, sofar) + " so far"
 	}
+	t.CostPricedAs = cmp.Or(t.CostPricedAs, s.pricedAs)
 	c := progress.Cost(t)
 	if c == "" {
 		return "none reported"
 	}
-	return withEstimate(c, s.estimated)
+	return withEstimate(c, s, t)
 }
 
-func withEstimate(c string, estimated bool) string {
-	if estimated {
+// withEstimate marks c, t's cost, estimated when Fetch priced tokens by
+// its table; a cost priced as another model says so already
+// (progress.Cost).
+func withEstimate(c string, s spend, t task.Task) string {
+	if s.estimated && t.CostPricedAs == "" {
 		return c + " (estimated by Fetch from the tokens)"
 	}
 	return c

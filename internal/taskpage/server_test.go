@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -451,6 +452,22 @@ func TestCost(t *testing.T) {
 	f.tasks.add("5e4d0000", string(harness.KindSpend), harness.Event{Kind: harness.KindSpend, Usage: &harness.Usage{CostUSD: 0.005}})
 	if got := next(t, ch, "task"); !strings.Contains(got, `"cost":"$0.0150 so far"`) {
 		t.Errorf("stream's cost after a spend report %s", got)
+	}
+
+	// A run of a model without a price of its own, priced as its
+	// provider's dearest: the cost and the usage entry say it is an
+	// estimate, and as which model.
+	f.tasks.put(task.Task{ID: "e5700000", State: task.Failed, Workspace: "app", CostUSD: 0.0625, CLICostUSD: 0.0625, CreatedAt: start, StartedAt: start, EndedAt: start.Add(time.Second)})
+	f.tasks.add("e5700000", "state", stateData{To: task.Running})
+	f.tasks.add("e5700000", string(harness.KindSpend), harness.Event{Kind: harness.KindSpend, Usage: &harness.Usage{InputTokens: 10000, OutputTokens: 500, CostUSD: 0.0625, CostEstimated: true, PricedAs: "claude-opus-4-8"}})
+	f.tasks.add("e5700000", string(harness.KindUsage), harness.Event{Kind: harness.KindUsage, Usage: &harness.Usage{InputTokens: 10000, OutputTokens: 500, CostUSD: 0.0625, CostEstimated: true, PricedAs: "claude-opus-4-8"}})
+	_, page = f.get(t, f.links.Task("e5700000"))
+	est := html.EscapeString(harness.EstimatedAs("claude-opus-4-8"))
+	if !strings.Contains(page, `<dd id="cost">$0.0625 `+est+`</dd>`) {
+		t.Errorf("estimated task's cost: %s", regexp.MustCompile(`<dd id="cost">[^<]*`).FindString(page))
+	}
+	if !strings.Contains(page, "10000 tokens in, 500 out, $0.0625 "+est) {
+		t.Errorf("the usage entry does not say the cost is estimated as claude-opus-4-8")
 	}
 }
 

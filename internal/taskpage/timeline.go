@@ -245,6 +245,8 @@ func (tl *timeline) item(le task.LogEntry) (item, bool) {
 		it.Title = "Usage"
 		it.Text = fmt.Sprintf("%d tokens in, %d out", u.InputTokens, u.OutputTokens)
 		switch {
+		case u.CostUSD > 0 && u.PricedAs != "":
+			it.Text += fmt.Sprintf(", $%.4f %s", u.CostUSD, harness.EstimatedAs(u.PricedAs))
 		case u.CostUSD > 0 && u.CostEstimated:
 			it.Text += fmt.Sprintf(", $%.4f (estimated by Fetch)", u.CostUSD)
 		case u.CostUSD > 0:

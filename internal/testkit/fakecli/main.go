@@ -42,6 +42,7 @@
 //	[scenario:answer]      answer a question about the working directory without changing anything, exit 0
 //	[scenario:sneak-edit]  edit a file although the run is read-only (a read-only mode that leaks), then answer
 //	[tests]                after the edit, report a passing `go test ./...` run
+//	[every:MSms]           the spend scenario's pace: a model call every MS milliseconds instead of 200
 //	[file:NAME]            the file to edit, relative to the working directory (default FETCH_DONE.md)
 //
 // `NAME --version` prints "NAME (fakecli)" and exits 0.

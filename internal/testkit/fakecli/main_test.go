@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fetch-dev/fetch/kennel/shim"
 )
@@ -32,10 +33,11 @@ func TestUnknownProgramName(t *testing.T) {
 
 func TestParseScenario(t *testing.T) {
 	tests := map[string]scenario{
-		"just do it":                          {"success", -1, defaultFile},
-		"x [scenario:fail:7] y":               {"fail", 7, defaultFile},
-		"[scenario:huge] [file:docs/out.txt]": {"huge", -1, "docs/out.txt"},
-		"[scenario:ignore-int]":               {"ignore-int", -1, defaultFile},
+		"just do it":                          {"success", -1, defaultFile, 0},
+		"x [scenario:fail:7] y":               {"fail", 7, defaultFile, 0},
+		"[scenario:huge] [file:docs/out.txt]": {"huge", -1, "docs/out.txt", 0},
+		"[scenario:ignore-int]":               {"ignore-int", -1, defaultFile, 0},
+		"[scenario:spend:60] [every:1500ms]":  {"spend", 60, defaultFile, 1500 * time.Millisecond},
 	}
 	for prompt, want := range tests {
 		if got := parseScenario(prompt); got != want {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -117,6 +118,8 @@ type scenario struct {
 	name string
 	arg  int // the :N of fail and huge, -1 when absent
 	file string
+	// every is the spend scenario's pace ([every:MSms]); 0: spendEvery.
+	every time.Duration
 }
 
 // forgedRecordPrefix is the prefix of the line Fetch's shim writes after
@@ -126,6 +129,7 @@ const forgedRecordPrefix = "fetch-shim recorded: "
 var (
 	scenarioTag = regexp.MustCompile(`\[scenario:([a-z-]+)(?::(\d+))?\]`)
 	fileTag     = regexp.MustCompile(`\[file:([^\]\s]+)\]`)
+	everyTag    = regexp.MustCompile(`\[every:(\d{1,6})ms\]`)
 )
 
 // defaultFile is edited when the prompt names no file.
@@ -141,6 +145,10 @@ func parseScenario(prompt string) scenario {
 	}
 	if m := fileTag.FindStringSubmatch(prompt); m != nil {
 		sc.file = m[1]
+	}
+	if m := everyTag.FindStringSubmatch(prompt); m != nil {
+		ms, _ := strconv.Atoi(m[1])
+		sc.every = time.Duration(max(ms, 1)) * time.Millisecond
 	}
 	return sc
 }
@@ -573,7 +581,7 @@ func rebase(em emitter, ref string) (string, error) {
 	return "", fmt.Errorf("could not finish the rebase onto %s", ref)
 }
 
-// spend makes a model call every spendEvery for N seconds (default 30),
+// spend makes a model call every spendEvery (or [every:MSms]) for N seconds (default 30),
 // each reported with its usage as it happens, then succeeds with the total
 // cost. SIGINT ends it the way Claude Code ends an interrupted run: a
 // result with the cost so far, exit 1.
@@ -592,7 +600,7 @@ func spend(c cli, sc scenario, em emitter, stderr io.Writer) int {
 	ints := make(chan os.Signal, 1)
 	signal.Notify(ints, syscall.SIGINT)
 	em.start()
-	tick := time.NewTicker(spendEvery)
+	tick := time.NewTicker(cmp.Or(sc.every, spendEvery))
 	defer tick.Stop()
 	end := time.After(time.Duration(secs) * time.Second)
 	for {
