@@ -6,6 +6,8 @@ import (
 	"fmt"
 	stdimage "image"
 	"image/png"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -274,5 +276,42 @@ func TestJourneyFollowUpAfterAStopResumesTheThread(t *testing.T) {
 	got, err := w.gitShow("app", "fetch/"+id, "health.go")
 	if err != nil || !strings.Contains(got, "(turn 2)") {
 		t.Errorf("health.go on fetch/%s = %q (%v); want the resumed thread's second turn", id, got, err)
+	}
+}
+
+// F7: fetch task run --attach gives the CLI a file: it is in the kennel
+// under the workspace's .fetch/in, the prompt names it, and a file of a
+// type Fetch does not take is refused before anything starts.
+func TestJourneyAttachFromTheTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	if err := os.WriteFile(shot, pngOf(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.fetchCLI("task", "run", "--wait", "--workspace", "app", "--attach", shot, "fix the layout shown in the screenshot")
+	if err != nil {
+		t.Fatalf("fetch task run --attach: %v\n%s", err, out)
+	}
+	id := regexp.MustCompile(`Task (\S+) running on app`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no task id in %q", out)
+	}
+	kept, err := os.ReadFile(filepath.Join(w.workspacePath("app"), ".fetch", "in", id[1], "shot.png"))
+	if err != nil || !bytes.Equal(kept, pngOf(t)) {
+		t.Errorf("the picture in the kennel's workspace: %v (%d bytes)", err, len(kept))
+	}
+	shown, err := w.fetchCLI("task", "show", "--json", id[1])
+	if err != nil || !strings.Contains(shown, ".fetch/in/"+id[1]+"/shot.png") {
+		t.Errorf("the CLI was not told of the file (its argv in the task's stderr): %v\n%s", err, shown)
+	}
+	zip := filepath.Join(t.TempDir(), "tool.zip")
+	os.WriteFile(zip, append([]byte("PK\x03\x04"), make([]byte, 60)...), 0o600)
+	out, err = w.fetchCLI("task", "run", "--workspace", "app", "--attach", zip, "install this tool")
+	if err == nil || !strings.Contains(out, "tool.zip: a application/zip file") {
+		t.Errorf("fetch task run --attach tool.zip: %v\n%s", err, out)
+	}
+	if ls, _ := w.fetchCLI("task", "ls"); strings.Contains(ls, "install this tool") {
+		t.Errorf("a task was made although its file was refused:\n%s", ls)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/attach"
 	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/mirror"
 	"github.com/fetch-dev/fetch/internal/progress"
@@ -30,13 +31,13 @@ import (
 )
 
 const taskUsage = `Usage:
-  fetch task run --workspace W [--harness H] [--model M] [--queue] [--wait] [--ask] [--over-budget] "goal"
+  fetch task run --workspace W [--harness H] [--model M] [--attach FILE]... [--queue] [--wait] [--ask] [--over-budget] "goal"
   fetch task ls [--all] [--workspace W]
   fetch task show [--json] ID
   fetch task log [--json] ID
   fetch task cancel ID
   fetch task answer ID "answer"
-  fetch task continue ID "what to do next"
+  fetch task continue [--attach FILE]... ID "what to do next"
   fetch task retry ID
   fetch task withdraw MESSAGE_ID
   fetch task discard ID
@@ -52,6 +53,10 @@ workspace itself, with no branch and no commit; its answer is the result.
 own LLM calls, UTC day) is over FETCH_DAILY_BUDGET_USD; without it run
 refuses then, with exit code 2. A task that passes FETCH_TASK_BUDGET_USD
 while it runs is stopped and fails.
+--attach gives the CLI a file (a screenshot, a log; repeatable): checked
+like a chat attachment (FETCH_ATTACH_TYPES, FETCH_ATTACH_MAX_BYTES, no
+secrets in text), written into the kennel and named in the prompt; a
+picture also reaches the CLI in its protocol's form where it has one.
 --model names the coding CLI's model for this task (claude: sonnet, opus,
 haiku or a claude-… id; codex: gpt-…); a name the CLI does not take is
 refused with the ones it takes.
@@ -125,6 +130,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		ws      = fs.String("workspace", "", "workspace name")
 		hname   = fs.String("harness", "", "harness")
 		model   = fs.String("model", "", "the coding CLI's model")
+		files   stringList
 		wait    = fs.Bool("wait", false, "follow the task to its end")
 		queue   = fs.Bool("queue", false, "queue when the workspace is busy")
 		ask     = fs.Bool("ask", false, "answer a question read-only: no branch, no commit")
@@ -133,6 +139,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		all     = fs.Bool("all", false, "list every task, not only the last 20")
 		showAll = fs.Bool("help", false, "help")
 	)
+	fs.Var(&files, "attach", "a file for the CLI (repeatable)")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil || *showAll {
 		if *showAll {
@@ -180,6 +187,10 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		engine.Close(closeCtx)
 	}()
 
+	atts, err := attachFiles(cfg, db, files)
+	if err != nil {
+		return err
+	}
 	switch sub {
 	case "run":
 		if err := dailyBudget(ctx, cfg, db, *over, stderr); err != nil {
@@ -189,7 +200,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *ask {
 			mode = task.Ask
 		}
-		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Model: *model, Queue: *queue, Defer: !*wait, Mode: mode})
+		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Model: *model, Queue: *queue, Defer: !*wait, Mode: mode, Attachments: atts})
 		if err != nil {
 			return err
 		}
@@ -261,7 +272,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		fmt.Fprintf(stdout, "Task %s: pull request #%d (%s): %s\n", t.ID, t.PR.Number, t.PR.State, t.PR.URL)
 	case "continue":
-		told, err := engine.Tell(ctx, pos[0], pos[1], "terminal")
+		told, err := engine.Tell(ctx, pos[0], pos[1], "terminal", atts...)
 		if err != nil {
 			return err
 		}
@@ -633,4 +644,37 @@ func dailyBudget(ctx context.Context, cfg Config, db *store.DB, over bool, stder
 	fmt.Fprintf(stderr, "Not started: today's spend $%.4f (tasks and Fetch's own LLM calls, UTC day) is over the daily budget of $%.2f (%s).\nRun it anyway with --over-budget, or raise %s (0 for no cap).\n",
 		spent, cfg.DailyBudgetUSD, envDailyBudgetUSD, envDailyBudgetUSD)
 	return &exitError{code: 2}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// attachFiles takes the files of --attach into Fetch's keeping, checked
+// like chat attachments; all or none.
+func attachFiles(cfg Config, db *store.DB, paths []string) ([]task.Attachment, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	if len(paths) > attach.MaxFiles {
+		return nil, fmt.Errorf("%w: %d files; at most %d go with one task", errUsage, len(paths), attach.MaxFiles)
+	}
+	f, err := newAttachments(cfg, db)
+	if err != nil {
+		return nil, err
+	}
+	var out []task.Attachment
+	for _, p := range paths {
+		a, err := f.Local(p)
+		if err != nil {
+			for _, k := range out {
+				os.Remove(k.File)
+			}
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

@@ -134,6 +134,39 @@ func (f *Fetcher) one(ctx context.Context, a chat.Attachment) (task.Attachment, 
 	if err != nil {
 		return task.Attachment{}, refuse("the download failed: %v", err)
 	}
+	return f.keep(name, data)
+}
+
+// Local takes the owner's own file at path (fetch task run --attach),
+// checked like a download.
+func (f *Fetcher) Local(path string) (task.Attachment, error) {
+	name := CleanName(filepath.Base(path))
+	st, err := os.Stat(path)
+	if err != nil {
+		return task.Attachment{}, fmt.Errorf("%w: %s: %v", ErrRefused, path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return task.Attachment{}, fmt.Errorf("%w: %s: not a regular file", ErrRefused, path)
+	}
+	if st.Size() > f.cfg.MaxBytes {
+		return task.Attachment{}, fmt.Errorf("%w: %s: %d bytes; the limit is %d (FETCH_ATTACH_MAX_BYTES)", ErrRefused, name, st.Size(), f.cfg.MaxBytes)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return task.Attachment{}, fmt.Errorf("%w: %s: %v", ErrRefused, path, err)
+	}
+	if err := os.MkdirAll(f.cfg.Dir, 0o700); err != nil {
+		return task.Attachment{}, fmt.Errorf("attach: %w", err)
+	}
+	return f.keep(name, data)
+}
+
+// keep checks data (size, type by content, secrets in text) and keeps it
+// as name.
+func (f *Fetcher) keep(name string, data []byte) (task.Attachment, error) {
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrRefused, name, fmt.Sprintf(format, args...))
+	}
 	if int64(len(data)) > f.cfg.MaxBytes {
 		return task.Attachment{}, refuse("more than %d bytes (FETCH_ATTACH_MAX_BYTES)", f.cfg.MaxBytes)
 	}
