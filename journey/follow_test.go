@@ -7,6 +7,7 @@ import (
 	stdimage "image"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -304,6 +305,22 @@ func TestJourneyAttachFromTheTerminal(t *testing.T) {
 	shown, err := w.fetchCLI("task", "show", "--json", id[1])
 	if err != nil || !strings.Contains(shown, ".fetch/in/"+id[1]+"/shot.png") {
 		t.Errorf("the CLI was not told of the file (its argv in the task's stderr): %v\n%s", err, shown)
+	}
+	// fetch task show says how to take the work home, and it works: the
+	// commit's subject is the goal.
+	human, err := w.fetchCLI("task", "show", id[1])
+	take := regexp.MustCompile(`Take it:\s+git fetch (\S+) (\S+) && git checkout FETCH_HEAD`).FindStringSubmatch(human)
+	if err != nil || take == nil {
+		t.Fatalf("fetch task show does not say how to take the work: %v\n%s", err, human)
+	}
+	home := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", home}, {"-C", home, "fetch", "-q", take[1], take[2]}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if subject, err := exec.Command("git", "-C", home, "log", "-1", "--format=%s", "FETCH_HEAD").Output(); err != nil || strings.TrimSpace(string(subject)) != "fix the layout shown in the screenshot" {
+		t.Errorf("the work's commit subject is %q (%v); want the goal", subject, err)
 	}
 	zip := filepath.Join(t.TempDir(), "tool.zip")
 	os.WriteFile(zip, append([]byte("PK\x03\x04"), make([]byte, 60)...), 0o600)

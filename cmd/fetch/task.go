@@ -246,7 +246,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *asJSON {
 			return writeJSON(stdout, t)
 		}
-		printTask(stdout, t, clean)
+		printTask(stdout, t, clean, filepath.Join(cfg.DataDir, "repos"))
 	case "log":
 		if *asJSON {
 			return engine.Export(ctx, pos[0], stdout)
@@ -461,7 +461,7 @@ func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) st
 	tw.Flush()
 }
 
-func printTask(w io.Writer, t task.Task, clean func(string) string) {
+func printTask(w io.Writer, t task.Task, clean func(string) string, repos string) {
 	t = cleanTask(t, clean)
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	row := func(k, v string) {
@@ -498,6 +498,11 @@ func printTask(w io.Writer, t task.Task, clean func(string) string) {
 	}
 	row("Shipping", t.ShipError)
 	row("Patch", t.PatchPath)
+	if t.Mode == task.Work && len(t.Commits) > 0 {
+		// From Fetch's own repository: the workspace's folder is the
+		// kennel's (and git there is refused as another user's).
+		row("Take it", fmt.Sprintf("git fetch %s %s && git checkout FETCH_HEAD", filepath.Join(repos, t.Workspace+".git"), t.Branch))
+	}
 	tw.Flush()
 	if len(t.Files) > 0 {
 		fmt.Fprintf(w, "Files (+%d −%d):\n", t.Added(), t.Removed())

@@ -646,12 +646,25 @@ func (e *Engine) keepDiff(t *Task, d workspace.Diff) error {
 // commitMessage is the message of the commit that records t's work: made
 // before the run, so it does not say how the task ended (the task does).
 func (e *Engine) commitMessage(t Task) string {
-	subject := "fetch: task " + t.ID
-	if t.Runs > 1 {
-		subject = fmt.Sprintf("fetch: task %s, run %d", t.ID, t.Runs)
+	// The subject is what was asked (the goal); the body names the task
+	// and its run (git log finds it by that) and what a later run was
+	// asked.
+	subject := firstLine(t.Goal)
+	if r := []rune(subject); len(r) > maxSubject {
+		subject = string(r[:maxSubject-1]) + "…"
 	}
-	return e.store.Scrub(redact.StripControl(subject + "\n\n" + t.Goal))
+	body := "fetch: task " + t.ID
+	if t.Runs > 1 {
+		body = fmt.Sprintf("fetch: task %s, run %d", t.ID, t.Runs)
+		if t.Answer != "" {
+			body += "\n\nThis run was asked: " + t.Answer
+		}
+	}
+	return e.store.Scrub(redact.StripControl(subject + "\n\n" + body + "\n\nGoal: " + t.Goal))
 }
+
+// maxSubject bounds a commit's subject line, in characters.
+const maxSubject = 72
 
 // recorded is a run's own record of its work: the plan its exec carries
 // out after the CLI (harness.Task.Record), the forgets it takes with it,
