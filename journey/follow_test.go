@@ -332,3 +332,30 @@ func TestJourneyAttachFromTheTerminal(t *testing.T) {
 		t.Errorf("a task was made although its file was refused:\n%s", ls)
 	}
 }
+
+// F8: a task started from the terminal on the workspace selected in chat
+// is seen by /status and stopped by the owner's /stop.
+func TestJourneyChatSeesTerminalTasks(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "app")
+	w.start()
+	w.selectWorkspace("app")
+	p := startWatched(t, w.environ(), w.watch, "task", "run", "--wait", "--workspace", "app", "take your time [scenario:slow:120]")
+	var id string
+	w.must("the terminal task to run", func() bool {
+		out := p.log.String()
+		if m := regexp.MustCompile(`Task (\S+) running on app`).FindStringSubmatch(out); m != nil {
+			id = m[1]
+		}
+		return id != "" && strings.Contains(out, "Still working (1/120)")
+	})
+	st := w.ask(ownerID, "/status", statusRe)
+	if !strings.Contains(st.Text, "Task: "+id+" on claude in app") {
+		t.Errorf("/status does not show the terminal task %s:\n%s", id, st.Text)
+	}
+	w.ask(ownerID, "/stop", regexp.MustCompile(`^Stopping task `+id))
+	w.must("the terminal task to be stopped", func() bool { return !p.running() })
+	if code := p.cmd.ProcessState.ExitCode(); code != 3 {
+		t.Errorf("fetch task run --wait exited %d after the chat's /stop; want 3 (cancelled)\n%s", code, p.log.String())
+	}
+}

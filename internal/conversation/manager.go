@@ -373,6 +373,11 @@ func (m *Manager) stop(ctx context.Context, c *conv, it item) error {
 	var listErr error
 	if m.cfg.Tasks != nil {
 		open, listErr = m.cfg.Tasks.List(ctx, task.Filter{ConversationID: c.id, States: []task.State{task.Queued, task.Running, task.WaitingInput}})
+		if listErr == nil && len(open) == 0 && it.role == chat.Owner {
+			// The owner's /stop also reaches a task started from the
+			// terminal on the workspace selected here.
+			open, listErr = m.terminalTasks(ctx, c.id)
+		}
 	}
 	st := m.stopState(ctx, c, it, open)
 	r, _ := m.instincts.Match(it.text, st)
@@ -447,12 +452,41 @@ func instinctTask(t task.Task) *instincts.Task {
 		Bypass: t.Mode == task.Work && harness.RunsOneShot(harness.Name(t.Harness), t.ConversationID != "")}
 }
 
-// running is RunningTask of the configured engine (nil without one).
+// running is RunningTask of the configured engine (nil without one), or
+// else a task started from the terminal that runs on the workspace
+// selected in the conversation.
 func (m *Manager) running(ctx context.Context, conversationID string) (*instincts.Task, error) {
 	if m.cfg.Tasks == nil {
 		return nil, nil
 	}
-	return RunningTask(ctx, m.cfg.Tasks, conversationID)
+	t, err := RunningTask(ctx, m.cfg.Tasks, conversationID)
+	if t != nil || err != nil {
+		return t, err
+	}
+	open, err := m.terminalTasks(ctx, conversationID)
+	for i := len(open) - 1; i >= 0; i-- {
+		if open[i].State == task.Running {
+			return instinctTask(open[i]), nil
+		}
+	}
+	return nil, err
+}
+
+// terminalTasks are the tasks from the terminal (no conversation) that
+// are queued, run or wait on the workspace selected in the conversation.
+func (m *Manager) terminalTasks(ctx context.Context, conversationID string) ([]task.Task, error) {
+	c, err := m.cfg.Store.Conversation(ctx, conversationID)
+	if err != nil || c.Workspace == "" {
+		return nil, nil
+	}
+	list, err := m.cfg.Tasks.List(ctx, task.Filter{Workspace: c.Workspace, States: []task.State{task.Queued, task.Running, task.WaitingInput}})
+	var out []task.Task
+	for _, t := range list {
+		if t.ConversationID == "" {
+			out = append(out, t)
+		}
+	}
+	return out, err
 }
 
 // stopState is the state for a stop's reply, read without the
