@@ -48,6 +48,7 @@ func TestJourneyFollowUpAddsToTheBranchAndPullRequest(t *testing.T) {
 	resumed := map[string]*regexp.Regexp{
 		"claude": regexp.MustCompile(`fake claude was here \(turn 2\)`),
 		"codex":  regexp.MustCompile(`fake codex edited this with the owner's permission \(turn 2\)`),
+		"gemini": regexp.MustCompile(`fake gemini edited this with the owner's permission \(turn 2\)`),
 	}
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		t.Run(cli, func(t *testing.T) {
@@ -256,27 +257,45 @@ func TestJourneyModelPerTask(t *testing.T) {
 	}
 }
 
-// F2 on Codex: /stop while the CLI works; the result's Continue button
-// then resumes Codex's own thread (the run it was told at its start),
-// on the task's branch.
-func TestJourneyFollowUpAfterAStopResumesTheThread(t *testing.T) {
+// F2 on Codex and an ACP agent: /stop while the CLI works; the result's
+// Continue button then resumes the CLI's own session (Codex's thread, the
+// ACP session, told at the run's start), on the task's branch.
+func TestJourneyFollowUpAfterAStopResumesTheSession(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "app")
-	w.start()
-	m0, id := w.startOnCLI("codex", "add a health endpoint to app", "add a health endpoint [scenario:await-message] [file:health.go]")
-	// Its first turn runs (its thread told) before the stop.
-	w.await(m0, regexp.MustCompile(`(?s)Task `+id+` on app \(codex\) — running.*Let me work on that`), "the first turn in the status message")
-	m := w.mark(ownerID)
-	w.d.DM(ownerID, "/stop")
-	res := w.awaitResult(m, regexp.MustCompile(`Task `+id+` was cancelled`), "the task stopped")
-	m2 := w.mark(ownerID)
-	w.d.Click(ownerID, res.Msg.ID, w.button(res, "Continue"))
-	w.awaitNew(m2, regexp.MustCompile(`What should task `+id+` do next\?`), "the question what next")
-	m3 := w.send(ownerID, "finish the endpoint")
-	w.awaitResult(m3, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the follow-up's result")
-	got, err := w.gitShow("app", "fetch/"+id, "health.go")
-	if err != nil || !strings.Contains(got, "(turn 2)") {
-		t.Errorf("health.go on fetch/%s = %q (%v); want the resumed thread's second turn", id, got, err)
+	for cli, goal := range map[string]string{
+		"codex":  "add a health endpoint [scenario:await-message] [file:health.go]",
+		"gemini": "add a health endpoint [scenario:slow:60] [file:health.go]",
+	} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, "app")
+			w.start()
+			_, id := w.startOnCLI(cli, "add a health endpoint to app", goal)
+			// The CLI told its session (fetch task show has it) before the
+			// stop.
+			w.must("the run's session id", func() bool {
+				shown, _ := w.fetchCLI("task", "show", "--json", id)
+				return regexp.MustCompile(`"session_id":\s*"\S+"`).MatchString(shown)
+			})
+			m := w.mark(ownerID)
+			w.d.DM(ownerID, "/stop")
+			res := w.awaitResult(m, regexp.MustCompile(`Task `+id+` was cancelled`), "the task stopped")
+			m2 := w.mark(ownerID)
+			w.d.Click(ownerID, res.Msg.ID, w.button(res, "Continue"))
+			w.awaitNew(m2, regexp.MustCompile(`What should task `+id+` do next\?`), "the question what next")
+			m3 := w.send(ownerID, "finish the endpoint")
+			w.awaitResult(m3, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the follow-up's result")
+			// The follow-up edits the session's file (Codex) or the
+			// default one (the ACP fake).
+			var files []string
+			for _, f := range []string{"health.go", "FETCH_DONE.md"} {
+				got, _ := w.gitShow("app", "fetch/"+id, f)
+				files = append(files, got)
+			}
+			if !strings.Contains(strings.Join(files, "\n"), "edited this with the owner's permission (turn 2)") {
+				t.Errorf("fetch/%s has no edit of the resumed session's second turn: %q", id, files)
+			}
+		})
 	}
 }
 

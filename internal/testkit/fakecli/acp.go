@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Gemini CLI's and Qwen Code's two-way mode, the Agent Client Protocol, as
@@ -64,6 +65,7 @@ type acpRun struct {
 	session string
 	sc      scenario
 	notes   []string
+	turns   int // of the session, this prompt's included
 }
 
 // playACP runs the ACP mode and returns the exit code.
@@ -200,11 +202,16 @@ func (r *acpRun) prompt(m acpIn) {
 	if err := sess.save(); err != nil {
 		fmt.Fprintf(r.stderr, "fakecli: save session: %v\n", err)
 	}
+	r.turns = sess.Turns
 	ds := twoWayDirective.FindAllStringSubmatch(goal, -1)
 	if len(ds) == 0 {
 		ds = [][]string{{"", "ask-edit", r.sc.file}}
 	}
 	r.say("Let me work on that.")
+	if r.sc.name == "slow" && r.slow(max(r.sc.arg, 1)) {
+		r.respond(m.ID, obj{"stopReason": "cancelled"})
+		return
+	}
 	for _, d := range ds {
 		var err error
 		switch name, arg := d[1], d[2]; name {
@@ -239,6 +246,31 @@ func (r *acpRun) prompt(m acpIn) {
 			"model_usage": []obj{{"model": "gemini-2.5-pro", "token_count": obj{"input_tokens": fakeInputTokens, "output_tokens": fakeOutputTokens}}}}}
 	}
 	r.respond(m.ID, result)
+}
+
+// slow plays [scenario:slow:N]: N seconds of work, said each second,
+// before the turn's directives; it reports whether a session/cancel ended
+// it first.
+func (r *acpRun) slow(secs int) bool {
+	for i := range secs {
+		r.say(fmt.Sprintf("Still working (%d/%d).", i+1, secs))
+		tick := time.After(time.Second)
+	wait:
+		for {
+			select {
+			case m, ok := <-r.in:
+				if !ok || m.Method == "session/cancel" {
+					return true
+				}
+				if m.Method != "" && len(m.ID) > 0 {
+					r.fail(m.ID, -32603, "Internal error", "a prompt is already running")
+				}
+			case <-tick:
+				break wait
+			}
+		}
+	}
+	return false
 }
 
 // ask sends a request of the fake's and waits for its response; a
@@ -357,7 +389,7 @@ func (r *acpRun) edit(name string) error {
 	if !ok {
 		return nil
 	}
-	after := string(before) + fmt.Sprintf("fake %s edited this with the owner's permission\n", r.inv.cli)
+	after := string(before) + fmt.Sprintf("fake %s edited this with the owner's permission (turn %d)\n", r.inv.cli, r.turns)
 	tool, title := "replace", name+": "+firstLine(string(before))+" => "+firstLine(after)
 	diff := obj{"type": "diff", "path": path, "oldText": string(before), "newText": after, "_meta": obj{"kind": "modify"}}
 	if created {
