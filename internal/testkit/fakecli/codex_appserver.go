@@ -73,6 +73,9 @@ type appServer struct {
 	turn        string
 	sc          scenario
 	notes       []string
+	// steered are the texts of turn/steer messages the running turn
+	// took while it waited for something else (an approval).
+	steered []string
 }
 
 // errTurnInterrupted: turn/interrupt arrived during the turn.
@@ -355,6 +358,12 @@ func (a *appServer) ask(method string, params obj) (appIn, error) {
 			return appIn{}, errTurnInterrupted
 		case m.Method == "turn/start":
 			a.fail(m.ID, -32600, "a turn is already running")
+		case m.Method == "turn/steer":
+			// Codex takes a steer into the running turn whatever it
+			// waits for.
+			if text, ok := a.steer(m); ok {
+				a.steered = append(a.steered, text)
+			}
 		case m.Method != "" && len(m.ID) > 0:
 			a.serve(m)
 		default:
@@ -369,6 +378,11 @@ func (a *appServer) ask(method string, params obj) (appIn, error) {
 // turn's id as Codex does, and appends "message: TEXT" (its first line)
 // to name.
 func (a *appServer) awaitSteer(name string) error {
+	if len(a.steered) > 0 {
+		text := a.steered[0]
+		a.steered = a.steered[1:]
+		return a.editLine(name, "message: "+firstLine(text)+"\n")
+	}
 	timeout := time.After(2 * time.Minute)
 	for {
 		select {
@@ -378,25 +392,11 @@ func (a *appServer) awaitSteer(name string) error {
 			}
 			switch {
 			case m.Method == "turn/steer":
-				var p struct {
-					Input []struct {
-						Type string `json:"type"`
-						Text string `json:"text"`
-					} `json:"input"`
-					ExpectedTurnID string `json:"expectedTurnId"`
-				}
-				if json.Unmarshal(m.Params, &p) != nil || p.ExpectedTurnID != a.turn {
-					a.fail(m.ID, -32600, "expected turn mismatch")
+				text, ok := a.steer(m)
+				if !ok {
 					continue
 				}
-				a.respond(m.ID, obj{"turnId": a.turn})
-				var text []string
-				for _, in := range p.Input {
-					if in.Type == "text" {
-						text = append(text, in.Text)
-					}
-				}
-				return a.editLine(name, "message: "+firstLine(strings.Join(text, "\n"))+"\n")
+				return a.editLine(name, "message: "+firstLine(text)+"\n")
 			case m.Method == "turn/interrupt":
 				a.interrupt(m)
 				return errTurnInterrupted
@@ -408,6 +408,31 @@ func (a *appServer) awaitSteer(name string) error {
 			return nil
 		}
 	}
+}
+
+// steer answers a turn/steer into the running turn, as Codex does (the
+// running turn's id), and returns its text; a steer that names another
+// turn is refused.
+func (a *appServer) steer(m appIn) (string, bool) {
+	var p struct {
+		Input []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"input"`
+		ExpectedTurnID string `json:"expectedTurnId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || p.ExpectedTurnID != a.turn || a.turn == "" {
+		a.fail(m.ID, -32600, "expected turn mismatch")
+		return "", false
+	}
+	a.respond(m.ID, obj{"turnId": a.turn})
+	var text []string
+	for _, in := range p.Input {
+		if in.Type == "text" {
+			text = append(text, in.Text)
+		}
+	}
+	return strings.Join(text, "\n"), true
 }
 
 // interrupt answers turn/interrupt for the running turn.
