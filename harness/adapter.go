@@ -370,17 +370,23 @@ func buildEnv(fixed []string, creds Credentials, keys ...string) []string {
 	return append(env, creds.env(keys...)...)
 }
 
-// RunsOneShot tells whether a task on CLI name runs one-shot, with its
+// OneShot tells whether a task on this CLI runs one-shot, with its
 // permissions bypassed (the kennel is then the only boundary): a CLI
 // without a two-way mode, or a two-way CLI for a task nobody in a chat can
-// answer (withChat false), unless the CLI has only a two-way mode.
-func RunsOneShot(name Name, withChat bool) bool {
-	a, err := NewRegistry().Get(name)
-	if err != nil {
-		return false
-	}
-	tr := a.Traits()
+// answer (withChat false), unless the CLI has only a two-way mode. The
+// task engine decides a run's mode by it.
+func (tr Traits) OneShot(withChat bool) bool {
 	return !tr.TwoWay || !withChat && !tr.TwoWayOnly
+}
+
+// builtins are the built-in adapters, for RunsOneShot (read only).
+var builtins = NewRegistry()
+
+// RunsOneShot is Traits.OneShot of CLI name (false for a name no adapter
+// has).
+func RunsOneShot(name Name, withChat bool) bool {
+	a, err := builtins.Get(name)
+	return err == nil && a.Traits().OneShot(withChat)
 }
 
 // BypassNote is what the owner is told of a one-shot run.

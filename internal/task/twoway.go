@@ -168,10 +168,7 @@ func (e *Engine) twoWayMode(ctx context.Context, t Task) harness.TwoWayMode {
 		return ""
 	}
 	a, err := e.cfg.Harnesses.Get(harness.Name(t.Harness))
-	if err != nil || !a.Traits().TwoWay {
-		return ""
-	}
-	if t.ConversationID == "" && !a.Traits().TwoWayOnly {
+	if err != nil || a.Traits().OneShot(t.ConversationID != "") {
 		return ""
 	}
 	if _, ok := a.(harness.TwoWay); !ok {
