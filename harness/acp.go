@@ -161,6 +161,10 @@ type acpDialogue struct {
 	mu      sync.Mutex
 	session string
 	nextID  int
+	// turn is the id of the session/prompt whose turn runs (0: none). An
+	// agent runs one turn at a time: a message of the user waits for the
+	// turn's end and is then a turn of its own (Traits.Steer SteerTurn).
+	turn int
 	// images: initialize declared promptCapabilities.image.
 	images bool
 }
@@ -179,8 +183,16 @@ func (d *acpDialogue) React(line []byte) [][]byte {
 		return nil
 	}
 	var m rpcMessage
-	if json.Unmarshal(line, &m) != nil || m.Method != "" || m.Error != nil || len(m.Result) == 0 {
-		return nil // requests and notifications are the parser's; errors end the run there
+	if json.Unmarshal(line, &m) != nil || m.Method != "" {
+		return nil // requests and notifications are the parser's
+	}
+	d.mu.Lock()
+	if d.turn != 0 && rpcID(m.ID) == fmt.Sprint(d.turn) {
+		d.turn = 0 // the turn ended (a stopReason, or an error)
+	}
+	d.mu.Unlock()
+	if m.Error != nil || len(m.Result) == 0 {
+		return nil // errors end the run in the parser
 	}
 	switch rpcID(m.ID) {
 	case fmt.Sprint(acpInitID):
@@ -238,21 +250,30 @@ func (d *acpDialogue) Interrupt() ([]byte, error) {
 	return acpNotification(acpMethodCancel, map[string]string{"sessionId": id})
 }
 
-// UserMessage implements Dialogue: a session/prompt.
+// UserMessage implements Dialogue: a session/prompt once the running turn
+// ended (ErrCannotReply until then: the run tries again).
 func (d *acpDialogue) UserMessage(text string) ([]byte, error) {
 	return d.send([]acpBlock{{Type: "text", Text: text}})
 }
 
-// send is a session/prompt of blocks in the dialogue's session.
+// send is a session/prompt of blocks in the dialogue's session, which
+// starts a turn; there is none while a turn runs.
 func (d *acpDialogue) send(blocks []acpBlock) ([]byte, error) {
 	d.mu.Lock()
-	id, n := d.session, d.nextID
-	d.nextID++
-	d.mu.Unlock()
-	if id == "" {
+	defer d.mu.Unlock()
+	switch {
+	case d.session == "":
 		return nil, fmt.Errorf("harness: acp prompt: %w: no session yet", ErrCannotReply)
+	case d.turn != 0:
+		return nil, fmt.Errorf("harness: acp prompt: %w: a turn is running", ErrCannotReply)
 	}
-	return acpRequest(n, "session/prompt", acpPromptParams{SessionID: id, Prompt: blocks})
+	msg, err := acpRequest(d.nextID, "session/prompt", acpPromptParams{SessionID: d.session, Prompt: blocks})
+	if err != nil {
+		return nil, err
+	}
+	d.turn = d.nextID
+	d.nextID++
+	return msg, nil
 }
 
 // acpOption is one option of a permission request.
@@ -740,7 +761,7 @@ type acpTwoWay struct{}
 // own) made two-way, relaying permission requests, the only requests ACP
 // has.
 func acpTraits(base Traits) Traits {
-	base.TwoWay, base.Relays = true, []Kind{KindPermission}
+	base.TwoWay, base.Relays, base.Steer = true, []Kind{KindPermission}, SteerTurn
 	return base
 }
 

@@ -183,3 +183,51 @@ func pipeAttach(spec *kennel.ExecSpec) (harness.Input, error) {
 	spec.Stdin = pr
 	return &pipeInput{w: pw}, nil
 }
+
+// TestACPMessageIsATurnOfItsOwn: a message put while an ACP agent's turn
+// runs waits for the turn's end and is then a session/prompt of its own
+// to the same process, which the scripted agent records in its edit; the
+// run ends after that turn's result.
+func TestACPMessageIsATurnOfItsOwn(t *testing.T) {
+	a := harness.GeminiAdapter{}
+	tw := a.Traits()
+	if tw.Steer != harness.SteerTurn {
+		t.Fatalf("gemini's steering = %q; want a turn of its own", tw.Steer)
+	}
+	dir := newRepo(t)
+	mail := harness.NewMailbox()
+	task := harness.Task{ID: "acp-message", Goal: "add a health endpoint [scenario:slow:1] [file:health.go]", Workspace: dir, Timeout: time.Minute, Mailbox: mail}
+	runner := localRunner{bin: genericBin(t), home: t.TempDir()}
+	put := false
+	o, _, sent := driveRun(t, time.Minute, runner, a, task, harness.ModeWork, harness.Credentials{"GEMINI_API_KEY": "test"}, func(ev harness.Event) []byte {
+		if ev.Kind != harness.KindPermission {
+			return nil
+		}
+		if !put { // the first turn's edit: the turn still runs
+			put = true
+			if err := mail.Put("also log the errors"); err != nil {
+				t.Errorf("put a message while the turn runs: %v", err)
+			}
+		}
+		return must(t)(a.Allow(*ev.Request))
+	})
+	if !o.Success {
+		t.Fatalf("outcome %+v", o)
+	}
+	prompts := 0
+	for _, s := range sent {
+		if strings.Contains(s, `"session/prompt"`) {
+			prompts++
+		}
+	}
+	if prompts != 2 {
+		t.Errorf("%d session/prompt sent; want 2 (the goal, then the message): %q", prompts, sent)
+	}
+	b, err := os.ReadFile(dir + "/health.go")
+	if err != nil || !strings.Contains(string(b), "(turn 2)\nmessage: also log the errors") {
+		t.Errorf("health.go = %q, %v; want the message's own turn", b, err)
+	}
+	if len(o.Undelivered) != 0 {
+		t.Errorf("undelivered: %q", o.Undelivered)
+	}
+}

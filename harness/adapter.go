@@ -372,11 +372,11 @@ func buildEnv(fixed []string, creds Credentials, keys ...string) []string {
 
 // OneShot tells whether a task on this CLI runs one-shot, with its
 // permissions bypassed (the kennel is then the only boundary): a CLI
-// without a two-way mode, or a two-way CLI for a task nobody in a chat can
-// answer (withChat false), unless the CLI has only a two-way mode. The
-// task engine decides a run's mode by it.
-func (tr Traits) OneShot(withChat bool) bool {
-	return !tr.TwoWay || !withChat && !tr.TwoWayOnly
+// without a two-way mode. Every task of a two-way CLI, from a chat or the
+// terminal, runs two-way under the policy. The task engine decides a run's
+// mode by it.
+func (tr Traits) OneShot() bool {
+	return !tr.TwoWay
 }
 
 // builtins are the built-in adapters, for RunsOneShot (read only).
@@ -384,9 +384,9 @@ var builtins = NewRegistry()
 
 // RunsOneShot is Traits.OneShot of CLI name (false for a name no adapter
 // has).
-func RunsOneShot(name Name, withChat bool) bool {
+func RunsOneShot(name Name) bool {
 	a, err := builtins.Get(name)
-	return err == nil && a.Traits().OneShot(withChat)
+	return err == nil && a.Traits().OneShot()
 }
 
 // BypassNote is what the owner is told of a one-shot run.

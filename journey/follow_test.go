@@ -135,12 +135,19 @@ func TestJourneyFollowUpAfterAnInterruptedRunResumesTheSession(t *testing.T) {
 // agent, and the owner is told so.
 func TestJourneyMessageReachesTheRunningCLI(t *testing.T) {
 	t.Parallel()
-	for _, cli := range []string{"claude", "codex"} {
+	for cli, scenario := range map[string]string{
+		"claude": "[scenario:await-message]",
+		"codex":  "[scenario:await-message]",
+		// An ACP agent runs one turn at a time: the message waits for the
+		// running turn's end, then is a session/prompt of its own to the
+		// same process (the scripted agent records it only then).
+		"gemini": "[scenario:slow:10]",
+	} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, "app")
 			w.start()
-			_, id := w.startOnCLI(cli, "add a health endpoint to app", "add a health endpoint [scenario:await-message] [file:health.go]")
+			_, id := w.startOnCLI(cli, "add a health endpoint to app", "add a health endpoint "+scenario+" [file:health.go]")
 			w.llm.Script(taskMessage("call-msg", id, "fix it: also log the errors"), testkit.Say("Passing it on."))
 			m := w.send(ownerID, "fix it: also log the errors")
 			w.awaitNew(m, regexp.MustCompile(`📨 Sent to task `+id+`'s `+cli+` while it works`), "word that the message went to the CLI")

@@ -263,7 +263,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		ks.pool.Measure(x.metrics)
 	}
 	release := ks.release
-	engine, shipper, err := newEngine(cfg, db, log, ks, observe(updates, x.metrics), true)
+	engine, shipper, err := newEngine(cfg, db, log, ks, observe(updates, x.metrics), true, x.relay)
 	if err != nil {
 		release()
 		return nil, err
@@ -334,6 +334,9 @@ type runtimeExtras struct {
 	allowed *access.List
 	// metrics counts what happens (FETCH_METRICS_ADDR); nil: nothing.
 	metrics *metrics.Metrics
+	// relay takes the requests of terminal tasks to the owner in this
+	// chat; nil: they are not taken.
+	relay *task.Relay
 }
 
 // runningTasks is the agent's view of a conversation's running task.
@@ -431,7 +434,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	}, runtimeExtras{allowed: allowed, metrics: newMetrics(cfg, db)})
+	}, runtimeExtras{allowed: allowed, metrics: newMetrics(cfg, db), relay: &task.Relay{Channel: term.Channel, UserID: owner}})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/discord"
 	"github.com/fetch-dev/fetch/internal/store"
+	"github.com/fetch-dev/fetch/internal/task"
 )
 
 const serveUsage = `Usage: fetch serve
@@ -84,7 +85,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, runtimeExtras{taskLink: pg.link(), allowed: allowed, metrics: m})
+	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{discord.Channel: bot}, roleOf, runtimeExtras{taskLink: pg.link(), allowed: allowed, metrics: m, relay: &task.Relay{Channel: discord.Channel, UserID: cfg.OwnerID}})
 	if err != nil {
 		cctx, cancel := closeCtx()
 		defer cancel()

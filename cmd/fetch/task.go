@@ -174,7 +174,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer ks.release()
-	engine, _, err := newEngine(cfg, db, log, ks, obs, adopt)
+	engine, _, err := newEngine(cfg, db, log, ks, obs, adopt, nil)
 	if err != nil {
 		return err
 	}
@@ -435,8 +435,29 @@ func (p *printer) TaskUpdate(_ context.Context, u task.Update) {
 				fmt.Fprintln(p.w, "  "+s)
 			}
 		}
+	case task.Requested, task.RequestClosed:
+		if r := u.Request; r != nil {
+			fmt.Fprintln(p.w, "  "+p.clean(requestLine(u.Kind, *r)))
+		}
 	case task.Asked, task.Ended:
 	}
+}
+
+// requestLine tells the terminal of a request of the task's CLI: where it
+// was asked, and how it closed.
+func requestLine(kind task.UpdateKind, r task.CLIRequest) string {
+	what := fmt.Sprintf("request %d (%s)", r.ID, oneLineClip(r.Summary, 80))
+	switch {
+	case kind == task.Requested && r.Relayed:
+		return "The CLI asks: " + what + ": asked in your chat (fetch serve or fetch chat); answer it there."
+	case kind == task.Requested:
+		return "The CLI asks: " + what + "."
+	case r.By != "" && r.Answer != "":
+		return fmt.Sprintf("Closed %s: %s by %s: %s", what, r.State, r.By, oneLineClip(r.Answer, 120))
+	case r.By != "":
+		return fmt.Sprintf("Closed %s: %s by %s", what, r.State, r.By)
+	}
+	return fmt.Sprintf("Closed %s: %s", what, r.State)
 }
 
 func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) string) {
@@ -537,7 +558,7 @@ func oneLineClip(s string, n int) string {
 // task updates. Work that holds secrets (the gitleaks rules and the
 // configured secrets) is not committed. Each task's branch is kept in
 // Fetch's own repository of its workspace, which shipping uses too.
-func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task.Observer, adopt bool) (*task.Engine, *ship.Shipper, error) {
+func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task.Observer, adopt bool, relay *task.Relay) (*task.Engine, *ship.Shipper, error) {
 	secrets, err := redact.New(cfg.Secrets...)
 	if err != nil {
 		return nil, nil, err
@@ -573,6 +594,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 		ApprovalTTL:       cfg.ApprovalTTL,
 		Observer:          obs,
 		Adopt:             adopt,
+		Relay:             relay,
 		Logger:            log,
 	}), shipper, nil
 }

@@ -215,7 +215,7 @@ func TestChatSeesAndStopsTasks(t *testing.T) {
 			default:
 			}
 		}
-	}), false)
+	}), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 		return err
 	}
 	defer ks.release()
-	engine, shipper, err := newEngine(cfg, db, log, ks, nil, false)
+	engine, shipper, err := newEngine(cfg, db, log, ks, nil, false, nil)
 	if err != nil {
 		return err
 	}

@@ -449,7 +449,7 @@ func RunningTask(ctx context.Context, ts Tasks, conversationID string) (*instinc
 // instinctTask is a task as the instincts show it.
 func instinctTask(t task.Task) *instincts.Task {
 	return &instincts.Task{ID: t.ID, Goal: t.Goal, Harness: t.Harness, Workspace: t.Workspace, StartedAt: t.StartedAt,
-		Bypass: t.Mode == task.Work && harness.RunsOneShot(harness.Name(t.Harness), t.ConversationID != "")}
+		Bypass: t.Mode == task.Work && harness.RunsOneShot(harness.Name(t.Harness))}
 }
 
 // running is RunningTask of the configured engine (nil without one), or
@@ -553,6 +553,9 @@ func (m *Manager) dispatch(ctx context.Context) {
 	}
 	for _, u := range m.cfg.Updates.Take() {
 		id := u.Task.ConversationID
+		if u.Request != nil && u.Request.Relayed {
+			id = u.Request.ConversationID // a terminal task's request, relayed here
+		}
 		if id == "" {
 			continue // a task of the command line
 		}

@@ -242,7 +242,7 @@ func (tr *Tracker) statusReply(t task.Task, what string) chat.Reply {
 	t = tr.scrubbed(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s Task %s on %s (%s) — %s\nGoal: %s", modes.Working.Emoji(), t.ID, t.Workspace, t.Harness, what, clip(oneLine(t.Goal), 200))
-	if t.Mode == task.Work && harness.RunsOneShot(harness.Name(t.Harness), t.ConversationID != "") {
+	if t.Mode == task.Work && harness.RunsOneShot(harness.Name(t.Harness)) {
 		b.WriteString("\n⚠️ " + t.Harness + " " + harness.BypassNote + ".")
 	}
 	if st := tr.status[t.ID]; st != nil && st.steps > 0 {

@@ -171,7 +171,11 @@ type Config struct {
 	// follows the runs that processes which died left, and queued tasks
 	// are started whenever a slot frees. Without it, an engine runs only
 	// the tasks it is asked to (Create, Start, Wait, Respond).
-	Adopt  bool
+	Adopt bool
+	// Relay, for a Fetch that serves a chat, takes the requests of tasks
+	// started from the terminal to the owner there (relay.go); nil: it
+	// takes none.
+	Relay  *Relay
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil); NewID makes task ids.
 	Now   func() time.Time
@@ -284,6 +288,9 @@ func (e *Engine) Open(ctx context.Context) error {
 		e.log.Info("removed the worktrees of merged or pushed tasks", "tasks", pruned)
 	}
 	e.startQueued(ctx)
+	if err := e.openRelay(ctx); err != nil {
+		return err
+	}
 	if e.cfg.Shipper != nil {
 		e.mu.Lock()
 		bg := e.ctx
@@ -332,6 +339,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	if cancel == nil {
 		return nil
 	}
+	e.closeRelay(ctx)
 	cancel(errDetached)
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()

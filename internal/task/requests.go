@@ -76,12 +76,17 @@ type CLIRequest struct {
 	// NoReason: the CLI's protocol cannot carry a denial's reason (ACP);
 	// a denial reaches the CLI as a bare no.
 	NoReason bool `json:"no_reason,omitempty"`
+	// Relayed: the request is a terminal task's, asked in
+	// ConversationID, a chat another Fetch process serves (relay.go).
+	Relayed bool `json:"relayed,omitempty"`
 
 	State RequestState `json:"state"`
 	// By is who or what closed it (an owner's id, ByTTL, …); Answer what
 	// was answered (a reason, an option, a revision).
 	By     string `json:"by,omitempty"`
 	Answer string `json:"answer,omitempty"`
+	// Reply is the owner's answer ("" when nobody answered).
+	Reply Reply `json:"reply,omitempty"`
 
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
@@ -135,12 +140,14 @@ type storedRequest struct {
 	Remember *policy.Suggestion `json:"remember,omitempty"`
 }
 
-const requestColumns = "r.id, r.task_id, t.conversation_id, r.kind, r.tool, r.summary, r.detail, r.request, r.state, r.answer, r.decided_by, r.created_at, COALESCE(r.expires_at, '')"
+// requestColumns: a relayed request's conversation is the one it was
+// relayed to.
+const requestColumns = "r.id, r.task_id, CASE WHEN r.relay_to != '' THEN r.relay_to ELSE t.conversation_id END, r.relay_to != '', r.kind, r.tool, r.summary, r.detail, r.request, r.state, r.answer, r.reply, r.decided_by, r.created_at, COALESCE(r.expires_at, '')"
 
 func scanRequest(s scanner) (CLIRequest, storedRequest, error) {
 	var r CLIRequest
 	var raw, created, expires string
-	err := s.Scan(&r.ID, &r.TaskID, &r.ConversationID, &r.Kind, &r.Tool, &r.Summary, &r.Detail, &raw, &r.State, &r.Answer, &r.By, &created, &expires)
+	err := s.Scan(&r.ID, &r.TaskID, &r.ConversationID, &r.Relayed, &r.Kind, &r.Tool, &r.Summary, &r.Detail, &raw, &r.State, &r.Answer, &r.Reply, &r.By, &created, &expires)
 	if err != nil {
 		return r, storedRequest{}, err
 	}
@@ -173,10 +180,10 @@ func (e *Engine) request(ctx context.Context, q interface {
 	return r, sr, nil
 }
 
-// PendingRequests are the requests of the conversation's tasks that wait
-// for the owner, oldest first.
+// PendingRequests are the requests of the conversation's tasks, and those
+// relayed to it, that wait for the owner, oldest first.
 func (e *Engine) PendingRequests(ctx context.Context, conversationID string) ([]CLIRequest, error) {
-	rows, err := e.db.QueryContext(ctx, "SELECT "+requestColumns+" FROM "+requestsTable+" r JOIN "+tasksTable+" t ON t.id = r.task_id WHERE r.state = 'pending' AND t.conversation_id = ? ORDER BY r.id", conversationID)
+	rows, err := e.db.QueryContext(ctx, "SELECT "+requestColumns+" FROM "+requestsTable+" r JOIN "+tasksTable+" t ON t.id = r.task_id WHERE r.state = 'pending' AND (t.conversation_id = ? OR r.relay_to = ?) ORDER BY r.id", conversationID, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("task: pending requests: %w", err)
 	}
@@ -192,9 +199,10 @@ func (e *Engine) PendingRequests(ctx context.Context, conversationID string) ([]
 	return out, rows.Err()
 }
 
-// insertRequest records a request of run runID. A request the run's log
-// replays (the run followed again after a restart) is there already:
-// inserted is false and the stored one is returned.
+// insertRequest records a request of run runID (relayed to
+// r.ConversationID when r.Relayed). A request the run's log replays (the
+// run followed again after a restart) is there already: inserted is false
+// and the stored one is returned.
 func (e *Engine) insertRequest(ctx context.Context, t Task, runID string, r CLIRequest, sr storedRequest) (CLIRequest, bool, error) {
 	raw, err := json.Marshal(sr)
 	if err != nil {
@@ -208,8 +216,12 @@ func (e *Engine) insertRequest(ctx context.Context, t Task, runID string, r CLIR
 	if r.State != RequestPending {
 		closed = store.FormatTime(e.now())
 	}
-	res, err := e.db.ExecContext(ctx, "INSERT INTO "+requestsTable+" (task_id, run_id, cli_id, kind, tool, summary, detail, request, state, answer, decided_by, created_at, expires_at, closed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, cli_id) DO NOTHING",
-		t.ID, runID, sr.Request.ID, string(r.Kind), r.Tool, r.Summary, r.Detail, string(raw), string(r.State), r.Answer, r.By, store.FormatTime(r.CreatedAt), expires, closed)
+	relayTo := ""
+	if r.Relayed {
+		relayTo = r.ConversationID
+	}
+	res, err := e.db.ExecContext(ctx, "INSERT INTO "+requestsTable+" (task_id, run_id, cli_id, kind, tool, summary, detail, request, state, answer, decided_by, created_at, expires_at, closed_at, relay_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, cli_id) DO NOTHING",
+		t.ID, runID, sr.Request.ID, string(r.Kind), r.Tool, r.Summary, r.Detail, string(raw), string(r.State), r.Answer, r.By, store.FormatTime(r.CreatedAt), expires, closed, relayTo)
 	if err != nil {
 		return r, false, err
 	}
@@ -222,7 +234,9 @@ func (e *Engine) insertRequest(ctx context.Context, t Task, runID string, r CLIR
 		return old, false, err
 	}
 	r.ID, err = res.LastInsertId()
-	r.ConversationID = t.ConversationID
+	if !r.Relayed {
+		r.ConversationID = t.ConversationID
+	}
 	return r, true, err
 }
 

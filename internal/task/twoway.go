@@ -168,7 +168,7 @@ func (e *Engine) twoWayMode(ctx context.Context, t Task) harness.TwoWayMode {
 		return ""
 	}
 	a, err := e.cfg.Harnesses.Get(harness.Name(t.Harness))
-	if err != nil || a.Traits().OneShot(t.ConversationID != "") {
+	if err != nil || a.Traits().OneShot() {
 		return ""
 	}
 	if _, ok := a.(harness.TwoWay); !ok {
@@ -189,7 +189,7 @@ func (e *Engine) twoWayMode(ctx context.Context, t Task) harness.TwoWayMode {
 
 // noOneToAsk is the answer to what a terminal task's CLI asks that the
 // policy leaves to the owner.
-const noOneToAsk = "Nobody can answer this now: the task was started from the terminal, not from a chat. It is denied; the owner can allow it in the workspace's policy (/policy) or run the task from chat."
+const noOneToAsk = "Nobody can answer this now: the task was started from the terminal, and no Fetch serves a chat (fetch serve, fetch chat) to ask the owner in. It is denied; the owner can allow it in the workspace's policy (/policy), or run the task while Fetch serves a chat."
 
 // errLoopGuard stops a run whose CLI keeps asking for what was denied.
 var errLoopGuard = errors.New("stopped by the loop guard")
@@ -302,8 +302,16 @@ func (s *steer) close() {
 func (s *steer) loop() {
 	defer close(s.done)
 	ctx := context.WithoutCancel(s.e.lifetime())
+	var poll <-chan time.Time
+	if s.t.ConversationID == "" { // its requests may be relayed
+		tick := time.NewTicker(relayEvery)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		select {
+		case <-poll:
+			s.pollRelayed(ctx)
 		case <-s.wake:
 			for _, it := range s.take() {
 				s.handle(ctx, it)
@@ -436,10 +444,15 @@ func (s *steer) request(ctx context.Context, ev harness.Event) {
 		view.State = RequestPending
 	}
 	if view.State == RequestPending && s.t.ConversationID == "" {
-		// A task from the terminal that must run two-way (a generic ACP
-		// agent): nobody is in a chat to ask, so what the policy would ask
-		// about is denied, and the CLI told why.
-		view.State, view.By, view.Answer = RequestDenied, ByPolicy, noOneToAsk
+		// A task from the terminal: its request goes to the owner's chat
+		// when a Fetch serves one (relay.go). Otherwise nobody can be
+		// asked, so what the policy would ask about is denied, and the
+		// CLI told why.
+		if to := s.e.relayTarget(ctx, s.t); to != "" {
+			view.ConversationID, view.Relayed = to, true
+		} else {
+			view.State, view.By, view.Answer = RequestDenied, ByPolicy, noOneToAsk
+		}
 	}
 	if view.State == RequestPending {
 		view.ExpiresAt = view.CreatedAt.Add(s.e.approvalTTL())
@@ -509,11 +522,17 @@ func (s *steer) guard(pr policy.Request) {
 // the run, withdrawn), denies it to the CLI when it still runs, and tells
 // the owner.
 func (s *steer) closed(ctx context.Context, id int64, o openRequest, state RequestState, by, answer string) {
-	s.drop(id)
 	if err := s.e.closeRequest(ctx, nil, id, state, by, answer); err != nil {
+		if r, _, rerr := s.e.request(ctx, s.e.db, id); o.view.Relayed && rerr == nil && r.State != RequestPending {
+			// Answered in the chat it was relayed to just before.
+			s.answeredElsewhere(ctx, id, o, r)
+			return
+		}
+		s.drop(id)
 		s.e.log.Warn("close a request", "task", s.t.ID, "request", id, "err", err)
 		return
 	}
+	s.drop(id)
 	switch by {
 	case ByTTL:
 		s.to(ctx)(s.tw.Deny(o.req, fmt.Sprintf("The user did not answer within %s, so this is denied.", s.e.approvalTTL())))
@@ -551,6 +570,11 @@ func (s *steer) reply(ctx context.Context, id int64, a RequestAnswer) {
 		s.e.log.Warn("an answer for a request this run does not hold", "task", s.t.ID, "request", id)
 		return
 	}
+	s.answer(ctx, id, o, a)
+}
+
+// answer sends the owner's answer a to open request id to the CLI.
+func (s *steer) answer(ctx context.Context, id int64, o openRequest, a RequestAnswer) {
 	s.drop(id)
 	switch a.Reply {
 	case ReplyAllow, ReplyAllowTask, ReplyAllowAlways:
@@ -624,7 +648,9 @@ func (e *Engine) AnswerRequest(ctx context.Context, id int64, a RequestAnswer) (
 		return r, fmt.Errorf("task: answer request %d: %w", id, err)
 	}
 	st := e.steering.get(r.TaskID)
-	if st == nil {
+	if st == nil && !(r.Relayed && e.followedElsewhere(ctx, r.TaskID)) {
+		// A relayed request's answer is recorded here for the process
+		// that follows its run, which reads it (relay.go).
 		return r, fmt.Errorf("%w: request %d: task %s's run is not followed by this Fetch (it ended, or another Fetch process follows it)", ErrRequestClosed, id, r.TaskID)
 	}
 	t, err := e.Get(ctx, r.TaskID)
@@ -634,6 +660,9 @@ func (e *Engine) AnswerRequest(ctx context.Context, id int64, a RequestAnswer) (
 	var rule int64
 	err = e.tx(ctx, func(tx *sql.Tx) error {
 		if err := e.closeRequest(ctx, tx, id, answerState(a.Reply), a.By, a.Text); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE "+requestsTable+" SET reply = ? WHERE id = ?", string(a.Reply), id); err != nil {
 			return err
 		}
 		if a.Reply != ReplyAllowTask && a.Reply != ReplyAllowAlways {
@@ -662,8 +691,10 @@ func (e *Engine) AnswerRequest(ctx context.Context, id int64, a RequestAnswer) (
 	if err := e.store.Audit(ctx, entry); err != nil {
 		e.log.Error("audit", "task", t.ID, "err", err)
 	}
-	st.push(steerItem{id: id, answer: &a})
-	r.State, r.By, r.Answer = answerState(a.Reply), a.By, a.Text
+	if st != nil {
+		st.push(steerItem{id: id, answer: &a})
+	}
+	r.State, r.By, r.Answer, r.Reply = answerState(a.Reply), a.By, a.Text, a.Reply
 	return r, nil
 }
 

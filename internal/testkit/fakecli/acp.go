@@ -66,6 +66,11 @@ type acpRun struct {
 	sc      scenario
 	notes   []string
 	turns   int // of the session, this prompt's included
+	// played counts the prompts this process played; message is the
+	// first line of a later prompt without directives (a message of the
+	// user's, sent when the running turn ended), which its edit records.
+	played  int
+	message string
 }
 
 // playACP runs the ACP mode and returns the exit code.
@@ -192,7 +197,14 @@ func (r *acpRun) prompt(m acpIn) {
 		r.fail(m.ID, -32602, "Invalid params", err.Error())
 		return
 	}
-	r.sc = parseScenario(goal)
+	prev := r.sc
+	r.sc, r.message = parseScenario(goal), ""
+	if r.played > 0 && !twoWayDirective.MatchString(goal) && !strings.Contains(goal, "[file:") {
+		// A message to the running agent: its own turn, on the file the
+		// first turn worked on.
+		r.sc.file, r.message = prev.file, firstLine(goal)
+	}
+	r.played++
 	sess := &session{ID: r.session, CLI: r.inv.cli, Goal: goal, Turns: 1}
 	sess.path = sessionPath(r.inv, sess.ID)
 	if old, err := loadSession(invocation{cli: r.inv.cli, resume: r.session}); err == nil {
@@ -390,6 +402,9 @@ func (r *acpRun) edit(name string) error {
 		return nil
 	}
 	after := string(before) + fmt.Sprintf("fake %s edited this with the owner's permission (turn %d)\n", r.inv.cli, r.turns)
+	if r.message != "" {
+		after += "message: " + r.message + "\n"
+	}
 	tool, title := "replace", name+": "+firstLine(string(before))+" => "+firstLine(after)
 	diff := obj{"type": "diff", "path": path, "oldText": string(before), "newText": after, "_meta": obj{"kind": "modify"}}
 	if created {
