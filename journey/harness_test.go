@@ -66,6 +66,12 @@ var binDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if testing.Short() {
+		// The quick loop (go test -short ./...): journeys build the binary
+		// and run real kennels, which takes minutes; the full suite runs them.
+		fmt.Println("journey: skipped by -short")
+		os.Exit(0)
+	}
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
 	if !explicit {

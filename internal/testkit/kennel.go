@@ -39,8 +39,12 @@ const dockerPingTimeout = 5 * time.Second
 // RequireDocker returns a client for the local Docker engine (API version
 // negotiated). When no engine answers it skips the test, except under CI=true
 // where a missing engine fails it: tests that need Docker must run in CI.
+// Under -short (the quick loop) it skips: real containers take minutes.
 func RequireDocker(t testing.TB) *client.Client {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("testkit: needs Docker; skipped by -short (the full suite runs it)")
+	}
 	c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), dockerPingTimeout)
