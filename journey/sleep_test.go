@@ -67,7 +67,7 @@ func (w *world) awaitKennels(ws string, timeout time.Duration, what string, cond
 func TestJourneyKennelsSleep(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "app", "docs")
-	w.env["FETCH_KENNEL_IDLE"] = "2s"
+	w.env["FETCH_KENNEL_IDLE"] = "3s"
 
 	// Read-only commands.
 	for _, args := range [][]string{
@@ -102,6 +102,17 @@ func TestJourneyKennelsSleep(t *testing.T) {
 
 	// Idle for FETCH_KENNEL_IDLE, the kennel stops: its container is gone.
 	w.awaitKennels("app", waitTimeout, "app's kennel stopping once idle", func(l []container.Summary) bool { return len(l) == 0 })
+	// Reading the task, and the list, do not wake it.
+	for _, args := range [][]string{{"task", "show", id}, {"task", "log", id}, {"workspace", "list"}} {
+		code, out, errs := w.cli("", args...)
+		if code != 0 {
+			t.Fatalf("fetch %v: exit %d\n%s\n%s", args, code, out, errs)
+		}
+		if args[0] == "workspace" && !regexp.MustCompile(`(?m)^app\s+-\s+main\s+asleep\s+`).MatchString(out) {
+			t.Errorf("fetch workspace list while app's kennel sleeps:\n%s\nwant app on main, asleep", out)
+		}
+	}
+	w.noKennels("fetch task show, fetch task log and fetch workspace list after the kennel slept")
 
 	// The next task starts it again and succeeds.
 	m, status = w.startTask(ownerID, "add a readiness endpoint to app", "add a readiness endpoint [file:ready.go]", "app")

@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 )
 
-// Sleep puts this instance's idle kennels to sleep: it removes each
-// running workspace container (never the egress proxy) that has been idle
-// for at least idle, and returns their workspaces. The next run in such a
+// Sleep puts this instance's idle kennels of the workspaces at or under
+// root (an absolute path: another Fetch on the engine may use the same
+// instance name for workspaces elsewhere, and its kennels are not this
+// one's to stop) to sleep: it removes each running workspace container
+// (never the egress proxy) that has been idle for at least idle, and
+// returns their workspaces. The next run in such a
 // workspace creates its container again (Exec); nothing of a run is kept
 // across the sleep, as nothing is kept from one run to the next.
 //
@@ -34,9 +39,12 @@ import (
 // A run of another Fetch whose exec fails because the container went away
 // before the exec started tries again in a new container (createExec, run).
 // idle <= 0 puts nothing to sleep.
-func (k *Kennel) Sleep(ctx context.Context, idle time.Duration) ([]string, error) {
+func (k *Kennel) Sleep(ctx context.Context, idle time.Duration, root string) ([]string, error) {
 	if idle <= 0 {
 		return nil, nil
+	}
+	if !path.IsAbs(root) || path.Clean(root) != root {
+		return nil, fmt.Errorf("kennel: sleep: root %q: want an absolute, clean path: %w", root, ErrInvalid)
 	}
 	list, err := k.docker.ContainerList(ctx, container.ListOptions{Filters: k.instanceFilter()})
 	if err != nil {
@@ -47,8 +55,8 @@ func (k *Kennel) Sleep(ctx context.Context, idle time.Duration) ([]string, error
 	var errs []error
 	for _, c := range list {
 		ws := c.Labels[LabelWorkspace]
-		if c.Labels[LabelEgress] != "" || ws == "" || c.State != container.StateRunning {
-			continue // the proxy is no kennel
+		if c.Labels[LabelEgress] != "" || ws == "" || c.State != container.StateRunning || !under(ws, root) {
+			continue // the proxy is no kennel; another Fetch's kennels are not ours
 		}
 		running[c.ID] = true
 		since, busy := k.quietSince(ws, c.ID)
@@ -87,6 +95,11 @@ func (k *Kennel) Sleep(ctx context.Context, idle time.Duration) ([]string, error
 		return slept, fmt.Errorf("kennel: sleep: %w", errors.Join(errs...))
 	}
 	return slept, nil
+}
+
+// under reports whether the path p is root or lies below it.
+func under(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
 
 // quietSince is since when the workspace's container ctr has been quiet as
@@ -168,11 +181,11 @@ func (k *Kennel) sleepOne(ctx context.Context, workspace, ctr, name string, idle
 }
 
 // Sleep puts the idle kennels of every engine to sleep (Kennel.Sleep).
-func (p *Pool) Sleep(ctx context.Context, idle time.Duration) ([]string, error) {
+func (p *Pool) Sleep(ctx context.Context, idle time.Duration, root string) ([]string, error) {
 	var slept []string
 	var errs []error
 	for _, name := range p.names {
-		s, err := p.kennels[name].Sleep(ctx, idle)
+		s, err := p.kennels[name].Sleep(ctx, idle, root)
 		slept = append(slept, s...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("engine %s: %w", name, err))
@@ -183,7 +196,7 @@ func (p *Pool) Sleep(ctx context.Context, idle time.Duration) ([]string, error) 
 
 // SleepTarget is what a Sleeper puts to sleep: *Kennel and *Pool.
 type SleepTarget interface {
-	Sleep(ctx context.Context, idle time.Duration) ([]string, error)
+	Sleep(ctx context.Context, idle time.Duration, root string) ([]string, error)
 }
 
 // Sleeper puts idle kennels to sleep in the background: it runs Sleep every
@@ -193,19 +206,21 @@ type SleepTarget interface {
 type Sleeper struct {
 	target SleepTarget
 	idle   time.Duration
+	root   string
 	log    *slog.Logger
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// NewSleeper builds a Sleeper over k (a *Kennel or a *Pool) for kennels
-// idle for idle; idle <= 0 makes one that does nothing. It starts nothing.
-func NewSleeper(k SleepTarget, idle time.Duration, logger *slog.Logger) *Sleeper {
+// NewSleeper builds a Sleeper over k (a *Kennel or a *Pool) for the
+// kennels of the workspaces under root idle for idle; idle <= 0 makes one
+// that does nothing. It starts nothing.
+func NewSleeper(k SleepTarget, idle time.Duration, root string, logger *slog.Logger) *Sleeper {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Sleeper{target: k, idle: idle, log: logger}
+	return &Sleeper{target: k, idle: idle, root: root, log: logger}
 }
 
 // Sleep bounds of the interval between two looks: a fraction of the idle
@@ -264,7 +279,7 @@ func (s *Sleeper) loop(ctx context.Context) {
 		case <-t.C:
 		}
 		lctx, cancel := context.WithTimeout(ctx, sleepLookTimeout)
-		_, err := s.target.Sleep(lctx, s.idle)
+		_, err := s.target.Sleep(lctx, s.idle, s.root)
 		cancel()
 		switch {
 		case err == nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ func (e *env) sleepUntil(k *kennel.Kennel, idle, limit time.Duration) {
 	ctx := e.t.Context()
 	deadline := time.Now().Add(limit)
 	for {
-		slept, err := k.Sleep(ctx, idle)
+		slept, err := k.Sleep(ctx, idle, e.ws)
 		if err != nil {
 			e.t.Fatalf("Sleep: %v", err)
 		}
@@ -70,13 +71,21 @@ func TestSleepStopsAnIdleKennelAndARunWakesIt(t *testing.T) {
 		t.Fatalf("containers after a run: %v; want one", first)
 	}
 	// Just used: not idle, even with the run's log unread.
-	if slept, err := e.k.Sleep(ctx, time.Hour); err != nil || len(slept) != 0 {
+	if slept, err := e.k.Sleep(ctx, time.Hour, e.ws); err != nil || len(slept) != 0 {
 		t.Fatalf("Sleep right after a run: %v, %v; want nothing put to sleep", slept, err)
 	}
 	if res, l, err := e.exec(ctx, kennel.ExecSpec{IfRunning: true, Argv: []string{"echo", "awake"}}); err != nil || res.ExitCode != 0 || !slices.Equal(l.out(), []string{"awake"}) {
 		t.Fatalf("IfRunning in a running kennel: %+v, %q, %v", res, l.out(), err)
 	}
 
+	// The kennels of workspaces elsewhere (another Fetch's, which may use
+	// the same instance name) are not this one's to stop.
+	if slept, err := e.k.Sleep(ctx, time.Nanosecond, filepath.Join(e.ws, "elsewhere")); err != nil || len(slept) != 0 {
+		t.Fatalf("Sleep of another root: %v, %v; want nothing put to sleep", slept, err)
+	}
+	if _, err := e.k.Sleep(ctx, time.Nanosecond, "relative"); !errors.Is(err, kennel.ErrInvalid) {
+		t.Fatalf("Sleep of a relative root: %v; want ErrInvalid", err)
+	}
 	e.sleepUntil(e.k, testIdle, time.Minute)
 	if ids := e.wsContainers(); len(ids) != 0 {
 		t.Fatalf("containers after the kennel was put to sleep: %v; want none", ids)
@@ -121,7 +130,7 @@ func TestSleepKeepsABusyKennel(t *testing.T) {
 	began := time.Now()
 	for time.Since(began) < 4*testIdle {
 		for _, k := range []*kennel.Kennel{e.k, other} {
-			if slept, err := k.Sleep(ctx, testIdle); err != nil || len(slept) != 0 {
+			if slept, err := k.Sleep(ctx, testIdle, e.ws); err != nil || len(slept) != 0 {
 				t.Fatalf("Sleep during a run: %v, %v; want nothing put to sleep", slept, err)
 			}
 		}
@@ -170,7 +179,7 @@ func TestSleepRacingARunNeverFailsIt(t *testing.T) {
 			defer wg.Done()
 			<-start
 			began := time.Now()
-			sleptWS, sleepErr = e.k.Sleep(ctx, time.Nanosecond)
+			sleptWS, sleepErr = e.k.Sleep(ctx, time.Nanosecond, e.ws)
 			took = time.Since(began)
 		}()
 		var res kennel.Result
@@ -242,7 +251,7 @@ func TestSleeperPutsIdleKennelsToSleep(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.mustExec("true")
-	s := kennel.NewSleeper(e.k, testIdle, nil)
+	s := kennel.NewSleeper(e.k, testIdle, e.ws, nil)
 	if err := s.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,9 @@ type kennels struct {
 	// egress is the task engine's side of the kennels' way out (nil
 	// when FETCH_EGRESS=off).
 	egress *task.Egress
-	// sleeper stops the kennels idle for FETCH_KENNEL_IDLE, on every
-	// engine, while a long-lived command (chat, serve) has it open.
+	// sleeper stops the kennels of this Fetch's workspaces idle for
+	// FETCH_KENNEL_IDLE, on every engine, while a long-lived command
+	// (chat, serve) has it open.
 	sleeper *kennel.Sleeper
 }
 
@@ -207,7 +208,7 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger,
 	}
 	reg.InKennel(pool)
 	return &kennels{pool: pool, workspaces: reg, release: release, clients: clients, kcfg: kcfg, egress: taskEgress(key, db, reg),
-		sleeper: kennel.NewSleeper(pool, cfg.KennelIdle, log)}, nil
+		sleeper: kennel.NewSleeper(pool, cfg.KennelIdle, reg.Root(), log)}, nil
 }
 
 // roomiest picks the engine with the most memory left for kennels: its
