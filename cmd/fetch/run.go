@@ -242,15 +242,15 @@ const noAgentReply = "I can't work on requests yet: no LLM is configured. Set " 
 // anyone sends is stored and queued on the outbox, whose pump per
 // conversation delivers it. Nothing below calls back up.
 type conversations struct {
-	tasks *task.Engine
-	brain *brain
-	mgr   *conversation.Manager
-	pro   *proactive
-	// sleeper stops idle kennels (FETCH_KENNEL_IDLE).
-	sleeper *kennel.Sleeper
+	tasks   *task.Engine
+	brain   *brain
+	mgr     *conversation.Manager
+	pro     *proactive
 	release func()
 	// metrics serves the metrics (nil: FETCH_METRICS_ADDR is unset).
 	metrics *metricsServer
+	// sleeper stops idle kennels (FETCH_KENNEL_IDLE).
+	sleeper *kennel.Sleeper
 }
 
 // newConversations builds the runtime, each part from the parts before
