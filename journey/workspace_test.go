@@ -71,13 +71,22 @@ func TestJourneyWorkspaceCommands(t *testing.T) {
 	step("", 1, "workspace exists already", "workspace", "add", "demo")
 	step("", 2, "fetch workspace add: usage: takes 1 or 2 argument(s)", "workspace", "add")
 
+	// No kennel runs yet, and listing starts none (J-sleep checks the
+	// engine): the branch is read from HEAD, the changes are not.
 	list := step("", 0, "NAME", "workspace", "list")
-	for _, re := range []string{`(?m)^api\s+-\s+trunk\s+clean\s+` + regexp.QuoteMeta(w.workspacePath("api")), `(?m)^demo\s+-\s+main\s+clean\s+`} {
+	for _, re := range []string{`(?m)^api\s+-\s+trunk\s+asleep\s+` + regexp.QuoteMeta(w.workspacePath("api")), `(?m)^demo\s+-\s+main\s+asleep\s+`, `fetch workspace show NAME reads its changes`} {
 		if !regexp.MustCompile(re).MatchString(list) {
 			t.Errorf("workspace list:\n%s\nwant a line matching %s", list, re)
 		}
 	}
 	show := step("", 0, "Workspace:", "workspace", "show", "api")
+	// show started api's kennel, so listing reads api's changes.
+	list = step("", 0, "NAME", "workspace", "list")
+	for _, re := range []string{`(?m)^api\s+-\s+trunk\s+clean\s+`, `(?m)^demo\s+-\s+main\s+asleep\s+`} {
+		if !regexp.MustCompile(re).MatchString(list) {
+			t.Errorf("workspace list after show api:\n%s\nwant a line matching %s", list, re)
+		}
+	}
 	for _, want := range []string{"Branch:      trunk", "Changes:     none", "first commit",
 		"written by the kennel", "git fetch " + filepath.Join(w.data, "repos", "api.git") + " fetch/ID"} {
 		if !strings.Contains(show, want) {

@@ -5,7 +5,10 @@
 // Containers are created on demand from Config.Image (EnsureImage explains how
 // to build it when it is missing), labelled with LabelInstance and
 // LabelWorkspace, reused while they run and recreated when they stopped or
-// died. The kennel follows its configuration: each container carries the
+// died. An idle one is put to sleep — removed — by Sleep (a Sleeper runs it
+// in the background), and the next run creates it again; a run that comes
+// while it is removed waits for the new one. An exec with
+// ExecSpec.IfRunning never starts one (ErrAsleep). The kennel follows its configuration: each container carries the
 // fingerprint of what shaped it (LabelConfig: the image reference and the ID
 // it resolved to, the user, the limits, the whole container definition), and
 // one whose fingerprint is not the configuration's is recreated the next time
@@ -74,6 +77,7 @@
 // else of Fetch.
 // Concurrency: a Kennel is safe for concurrent use. New starts nothing; Exec
 // and Follow each own one goroutine (reading the stream) for their duration,
-// Reconcile a bounded errgroup. Nothing outlives the call that started it.
+// Reconcile a bounded errgroup. Nothing outlives the call that started it,
+// but a Sleeper's goroutine, which runs from its Open to its Close.
 // Logging goes to the injected slog.Logger; environment values never do.
 package kennel

@@ -27,6 +27,10 @@ var (
 	// ErrNoTask: the kennel has no trace of the task (never run here, forgotten,
 	// or its container is gone).
 	ErrNoTask = errors.New("no such task")
+	// ErrAsleep: the workspace's kennel is not running (it sleeps, or was
+	// never started) and the exec asked not to start it
+	// (ExecSpec.IfRunning); nothing ran.
+	ErrAsleep = errors.New("kennel asleep")
 	// ErrTaskLost: the task's wrapper was killed before it could record the
 	// exit code; the task is over but how it ended is unknown.
 	ErrTaskLost = errors.New("task exit lost")

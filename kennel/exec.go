@@ -63,6 +63,11 @@ type ExecSpec struct {
 	// created and attached), before any output is read. It must not
 	// block. Pool sets it to time the start for its Metrics.
 	Started func()
+	// IfRunning runs only in a container that is running already: when
+	// the workspace's kennel sleeps (or was never started), nothing is
+	// created or started and Exec returns ErrAsleep. For reads that must
+	// not wake a kennel (listing workspaces, a prompt's git state).
+	IfRunning bool
 	// Egress (with TaskID, on a Kennel with Config.Egress) sends the
 	// run's traffic through the kennel's way out: the proxy is made sure
 	// of and given Egress.Config before the run starts (a proxy that
@@ -163,7 +168,8 @@ func (k *Kennel) Exec(ctx context.Context, spec ExecSpec, fn LineHandler) (Resul
 		env:       env,
 		dir:       dir,
 		timeout:   spec.Timeout,
-		create:    true,
+		create:    !spec.IfRunning,
+		asleep:    spec.IfRunning,
 		stdin:     spec.Stdin,
 		stdout:    spec.Stdout,
 		started:   spec.Started,
@@ -197,6 +203,7 @@ type runSpec struct {
 	dir       string
 	timeout   time.Duration
 	create    bool      // create the container if needed (Follow only reads)
+	asleep    bool      // without create: a container not running is ErrAsleep, not ErrNoTask
 	stdin     io.Reader // nil: no stdin attached
 	stdout    io.Writer // nil: stdout goes to the LineHandler
 	started   func()    // nil: nobody is told the process runs
@@ -217,11 +224,24 @@ func (k *Kennel) run(ctx context.Context, rs runSpec, fn LineHandler) (Result, e
 	defer done()
 	log := k.log.With(logWorkspace, rs.workspace, logTask, rs.task)
 
-	ctr, execID, err := k.createExec(ctx, rs, live)
-	if err != nil {
-		return Result{}, err
+	var ctr, execID string
+	var hijack types.HijackedResponse
+	for attempt := 1; ; attempt++ {
+		ctr, execID, err = k.createExec(ctx, rs, live)
+		if err != nil {
+			return Result{}, err
+		}
+		hijack, err = k.docker.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{})
+		// NotFound or Conflict: the container went away (another Fetch
+		// put it to sleep or recreated it) before the exec started, so
+		// nothing ran: again, in a new container.
+		if err != nil && (cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)) && attempt < createAttempts {
+			log.Info("kennel: container went away before the run started; starting it again", logErr, err)
+			k.forget(rs.workspace, ctr)
+			continue
+		}
+		break
 	}
-	hijack, err := k.docker.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{})
 	if err != nil {
 		// The daemon may have started the process all the same.
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitWait)
@@ -397,7 +417,10 @@ func (k *Kennel) createExec(ctx context.Context, rs runSpec, live *liveRun) (ctr
 			ctr, err = k.container(ctx, rs.workspace)
 		} else {
 			ctr, err = k.lookup(ctx, rs.workspace)
-			if err == nil && ctr == "" {
+			switch {
+			case err == nil && ctr == "" && rs.asleep:
+				err = fmt.Errorf("container not running: %w", ErrAsleep)
+			case err == nil && ctr == "":
 				err = fmt.Errorf("task %s: container not running: %w", rs.task, ErrNoTask)
 			}
 		}

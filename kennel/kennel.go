@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -64,7 +65,9 @@ type Kennel struct {
 	mu         sync.Mutex
 	containers map[string]knownContainer // workspace → its container, last seen running
 	runs       map[runKey]*liveRun
-	kept       map[string]string // workspace → ID of a container kept busy with an old configuration, logged once
+	kept       map[string]string    // workspace → ID of a container kept busy with an old configuration, logged once
+	used       map[string]time.Time // workspace → when a run of this Kennel last started or ended there (Sleep)
+	quiet      map[string]time.Time // container ID → since when Sleep has seen it without a running exec
 
 	egress egressState // what was last pushed to the proxy (Config.Egress)
 }
@@ -98,6 +101,7 @@ const (
 	logNewImage  = "new_image"
 	logChanged   = "changed"
 	logBusy      = "busy"
+	logIdle      = "idle"
 )
 
 // New returns a Kennel using docker. It checks the configuration but does not
@@ -116,6 +120,8 @@ func New(docker Docker, cfg Config, logger *slog.Logger) (*Kennel, error) {
 		containers: make(map[string]knownContainer),
 		runs:       make(map[runKey]*liveRun),
 		kept:       make(map[string]string),
+		used:       make(map[string]time.Time),
+		quiet:      make(map[string]time.Time),
 	}, nil
 }
 
@@ -123,7 +129,8 @@ func New(docker Docker, cfg Config, logger *slog.Logger) (*Kennel, error) {
 func (k *Kennel) Config() Config { return k.cfg }
 
 // startRun registers a run; a second run with the same task id in the same
-// workspace is refused while the first goes on.
+// workspace is refused while the first goes on. Its start and its end are
+// uses of the workspace's kennel (Sleep).
 func (k *Kennel) startRun(workspace, task string) (*liveRun, func(), error) {
 	key := runKey{workspace, task}
 	k.mu.Lock()
@@ -133,9 +140,11 @@ func (k *Kennel) startRun(workspace, task string) (*liveRun, func(), error) {
 	}
 	r := &liveRun{}
 	k.runs[key] = r
+	k.used[workspace] = time.Now()
 	return r, func() {
 		k.mu.Lock()
 		delete(k.runs, key)
+		k.used[workspace] = time.Now()
 		k.mu.Unlock()
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -126,7 +127,7 @@ func (k *Kennel) retire(ctx context.Context, log *slog.Logger, workspace string,
 		logNewImage, imageName(w.settings.Image, w.settings.ImageID),
 		logChanged, changedSettings(info.Config.Labels, w),
 	}
-	holders, err := k.holders(ctx, info.ID)
+	holders, err := k.holders(ctx, info.ID, time.Time{})
 	if errors.Is(err, errContainerGone) {
 		return true, nil // died meanwhile; the caller's next look recreates it
 	}
@@ -168,14 +169,15 @@ func (k *Kennel) retire(ctx context.Context, log *slog.Logger, workspace string,
 }
 
 // holders lists what, as seen from the engine, keeps a container from being
-// recreated: the shim's tasks that are running, have live processes, or whose
-// log has not been read back and forgotten (it lives in the container's
-// tmpfs); and execs running in the container (another Fetch's runs a moment
-// before their wrapper shows in the shim's state, its control commands,
-// someone's docker exec). An exec created but not yet started is not seen.
-// The shim is asked first, so that its own exec is over when the execs are
-// listed.
-func (k *Kennel) holders(ctx context.Context, ctr string) ([]string, error) {
+// recreated or put to sleep: the shim's tasks that are running, have live
+// processes, or whose log has not been read back and forgotten (it lives in
+// the container's tmpfs) — unless the task ended before logsBefore (zero:
+// every such log holds); and execs running in the container (another
+// Fetch's runs a moment before their wrapper shows in the shim's state, its
+// control commands, someone's docker exec). An exec created but not yet
+// started is not seen. The shim is asked first, so that its own exec is
+// over when the execs are listed.
+func (k *Kennel) holders(ctx context.Context, ctr string, logsBefore time.Time) ([]string, error) {
 	tasks, err := k.tasksIn(ctx, ctr)
 	if err != nil {
 		return nil, err
@@ -185,10 +187,20 @@ func (k *Kennel) holders(ctx context.Context, ctr string) ([]string, error) {
 		switch {
 		case t.Running || len(t.Pids) > 0:
 			holders = append(holders, "task "+t.ID)
-		case t.HasLog:
+		case t.HasLog && (t.Exit == nil || !t.Exit.Ended.Before(logsBefore)):
 			holders = append(holders, "unread log of task "+t.ID)
 		}
 	}
+	execs, err := k.runningExecs(ctx, ctr)
+	if err != nil {
+		return nil, err
+	}
+	return append(holders, execs...), nil
+}
+
+// runningExecs lists the execs running in a container ("exec ID");
+// errContainerGone when it is gone.
+func (k *Kennel) runningExecs(ctx context.Context, ctr string) ([]string, error) {
 	info, err := k.docker.ContainerInspect(ctx, ctr)
 	if cerrdefs.IsNotFound(err) {
 		return nil, errContainerGone
@@ -196,6 +208,10 @@ func (k *Kennel) holders(ctx context.Context, ctr string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", classify(err))
 	}
+	if info.State == nil || !info.State.Running {
+		return nil, errContainerGone
+	}
+	var running []string
 	for _, id := range info.ExecIDs {
 		ex, err := k.docker.ContainerExecInspect(ctx, id)
 		if cerrdefs.IsNotFound(err) {
@@ -205,10 +221,10 @@ func (k *Kennel) holders(ctx context.Context, ctr string) ([]string, error) {
 			return nil, fmt.Errorf("inspect exec: %w", classify(err))
 		}
 		if ex.Running {
-			holders = append(holders, "exec "+id[:min(12, len(id))])
+			running = append(running, "exec "+id[:min(12, len(id))])
 		}
 	}
-	return holders, nil
+	return running, nil
 }
 
 // claim records that a run is about to use ctr, so that ctr is not retired

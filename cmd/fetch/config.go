@@ -19,6 +19,9 @@ import (
 	"github.com/fetch-dev/fetch/kennel"
 )
 
+// defaultKennelIdle is how long a kennel may be idle before it is stopped.
+const defaultKennelIdle = 30 * time.Minute
+
 // Environment variable names: the configuration contract.
 const (
 	envDataDir      = "FETCH_DATA_DIR"
@@ -31,6 +34,7 @@ const (
 	envLLMURL       = "FETCH_LLM_URL"
 	envModel        = "FETCH_MODEL"
 	envKennelImage  = "FETCH_KENNEL_IMAGE"
+	envKennelIdle   = "FETCH_KENNEL_IDLE"
 	envLogLevel     = "FETCH_LOG_LEVEL"
 	envIdleAfter    = "FETCH_IDLE_AFTER"
 	envRateLimit    = "FETCH_RATE_LIMIT"
@@ -120,6 +124,9 @@ const configHelp = `Configuration (environment):
   FETCH_LLM_URL        OpenAI-compatible API base URL (default https://openrouter.ai/api/v1)
   FETCH_MODEL          model name (default anthropic/claude-sonnet-4.5)
   FETCH_KENNEL_IMAGE   sandbox image (default fetch-kennel:latest)
+  FETCH_KENNEL_IDLE    how long a workspace's kennel (its container) may sit idle before fetch serve or
+                       fetch chat stops it, e.g. 30m; 0 or off keeps kennels up (default 30m). The next task
+                       or command that needs it starts it again
   FETCH_LOG_LEVEL      debug, info, warn or error (default info; warn for chat)
   FETCH_IDLE_AFTER     quiet period before RESTING, e.g. 30m; 0 never rests (default 30m)
   FETCH_RATE_LIMIT     messages per user and period on Discord, e.g. 30/60s; 0 turns it off (default 30/60s)
@@ -209,6 +216,9 @@ type Config struct {
 	LLMURL         string
 	Model          string
 	KennelImage    string
+	// KennelIdle is how long a kennel may be idle before it is stopped
+	// (FETCH_KENNEL_IDLE); 0: never.
+	KennelIdle time.Duration
 	// LogLevel is empty when FETCH_LOG_LEVEL is unset.
 	LogLevel  string
 	IdleAfter time.Duration
@@ -319,6 +329,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		KennelImage:  or(getenv(envKennelImage), "fetch-kennel:latest"),
 		LogLevel:     strings.ToLower(strings.TrimSpace(getenv(envLogLevel))),
 		IdleAfter:    30 * time.Minute,
+		KennelIdle:   defaultKennelIdle,
 		MaxRounds:    8,
 		TurnTimeout:  5 * time.Minute,
 		ApprovalTTL:  time.Hour,
@@ -410,6 +421,17 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a duration such as 30m or 0, got %q", envIdleAfter, v))
 		} else {
 			c.IdleAfter = d
+		}
+	}
+	if v := strings.ToLower(strings.TrimSpace(getenv(envKennelIdle))); v != "" {
+		d, err := time.ParseDuration(v)
+		switch {
+		case v == "off" || v == "0":
+			c.KennelIdle = 0
+		case err != nil || d < 0:
+			problems = append(problems, fmt.Sprintf("%s must be a duration such as 30m, or 0 or off, got %q", envKennelIdle, v))
+		default:
+			c.KennelIdle = d
 		}
 	}
 	if v := strings.TrimSpace(getenv(envRateLimit)); v != "" {

@@ -40,6 +40,10 @@ type kennels struct {
 	// egress is the task engine's side of the kennels' way out (nil
 	// when FETCH_EGRESS=off).
 	egress *task.Egress
+	// sleeper stops the kennels of this Fetch's workspaces idle for
+	// FETCH_KENNEL_IDLE, on every engine, while a long-lived command
+	// (chat, serve) has it open.
+	sleeper *kennel.Sleeper
 }
 
 // statusTimeout bounds the look at the engines for /status.
@@ -203,7 +207,8 @@ func newKennels(ctx context.Context, cfg Config, db *store.DB, log *slog.Logger,
 		return nil, err
 	}
 	reg.InKennel(pool)
-	return &kennels{pool: pool, workspaces: reg, release: release, clients: clients, kcfg: kcfg, egress: taskEgress(key, db, reg)}, nil
+	return &kennels{pool: pool, workspaces: reg, release: release, clients: clients, kcfg: kcfg, egress: taskEgress(key, db, reg),
+		sleeper: kennel.NewSleeper(pool, cfg.KennelIdle, reg.Root(), log)}, nil
 }
 
 // roomiest picks the engine with the most memory left for kennels: its

@@ -26,6 +26,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/task"
 	"github.com/fetch-dev/fetch/internal/term"
 	"github.com/fetch-dev/fetch/internal/workspace"
+	"github.com/fetch-dev/fetch/kennel"
 )
 
 // Exit codes.
@@ -248,6 +249,8 @@ type conversations struct {
 	release func()
 	// metrics serves the metrics (nil: FETCH_METRICS_ADDR is unset).
 	metrics *metricsServer
+	// sleeper stops idle kennels (FETCH_KENNEL_IDLE).
+	sleeper *kennel.Sleeper
 }
 
 // newConversations builds the runtime, each part from the parts before
@@ -322,7 +325,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	}
 	b.wire(&c)
 	mgr := conversation.New(c)
-	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, release: release, metrics: newMetricsServer(cfg, x.metrics, log)}, nil
+	return &conversations{tasks: engine, brain: b, mgr: mgr, pro: pro, sleeper: ks.sleeper, release: release, metrics: newMetricsServer(cfg, x.metrics, log)}, nil
 }
 
 // runtimeExtras are what only some commands give the runtime.
@@ -375,6 +378,12 @@ func (rt *conversations) open(ctx context.Context) error {
 		return fail(err)
 	}
 	closers = append(closers, rt.tasks.Close)
+	// After the engine's reconciling: the kennels of runs it follows
+	// again are busy.
+	if err := rt.sleeper.Open(ctx); err != nil {
+		return fail(err)
+	}
+	closers = append(closers, rt.sleeper.Close)
 	if err := rt.pro.open(ctx, rt.mgr); err != nil {
 		return fail(err)
 	}
@@ -390,7 +399,7 @@ func (rt *conversations) open(ctx context.Context) error {
 // handles those updates and delivers what was queued, within ctx), and the
 // agent last.
 func (rt *conversations) close(ctx context.Context) error {
-	err := errors.Join(rt.metrics.close(ctx), rt.pro.close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
+	err := errors.Join(rt.metrics.close(ctx), rt.pro.close(ctx), rt.sleeper.Close(ctx), rt.tasks.Close(ctx), rt.mgr.Close(ctx), rt.brain.close(ctx))
 	rt.release()
 	return err
 }

@@ -246,10 +246,15 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tTYPE\tBRANCH\tSTATE\tPATH")
+		asleep := false
 		for _, i := range cleanInfos(list, clean) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", i.Name, or(i.ProjectType, "-"), or(i.Branch, "-"), infoState(i), where(i))
+			asleep = asleep || i.Asleep
 		}
 		tw.Flush()
+		if asleep {
+			fmt.Fprintln(stdout, "\"asleep\": the workspace's kennel is stopped and listing does not start it; fetch workspace show NAME reads its changes.")
+		}
 	case "show":
 		info, err := ws.Get(ctx, name)
 		if err != nil {
@@ -399,6 +404,8 @@ func infoState(i workspace.Info) string {
 	switch {
 	case i.Problem != "":
 		return "unreadable: " + oneLineClip(i.Problem, 60)
+	case i.Asleep:
+		return "asleep"
 	case i.Branch == "" && !i.Dirty:
 		return "-"
 	case i.Dirty:

@@ -291,6 +291,9 @@ func toolWorkspaceList(ctx context.Context, r *run, _ noArgs) (string, error) {
 		if w.Dirty {
 			b.WriteString(", uncommitted changes")
 		}
+		if w.Asleep {
+			b.WriteString(", its kennel sleeps: changes not read; workspace_status reads them")
+		}
 		b.WriteString(")")
 		if w.Name == r.workspace {
 			b.WriteString(" [selected]")

@@ -10,6 +10,7 @@ import (
 	"github.com/fetch-dev/fetch/identity"
 	"github.com/fetch-dev/fetch/instincts"
 	"github.com/fetch-dev/fetch/intent"
+	"github.com/fetch-dev/fetch/internal/workspace"
 )
 
 // The system prompt is two templates: the fixed part (who Fetch is, the
@@ -57,7 +58,7 @@ func (r *run) buildPrompt(ctx context.Context) (prompt string, fixed int) {
 		d.Agents = id.Agents
 	}
 	if r.workspace != "" && r.a.cfg.Workspaces != nil {
-		if st, err := r.a.cfg.Workspaces.Status(ctx, r.workspace); err == nil {
+		if st, err := promptStatus(ctx, r.a.cfg.Workspaces, r.workspace); err == nil {
 			d.GitState = clip(describeStatus(st), 300)
 		} else {
 			r.a.log.Info("workspace status for the prompt", "workspace", r.workspace, "err", err)
@@ -78,6 +79,22 @@ func (r *run) buildPrompt(ctx context.Context) (prompt string, fixed int) {
 	}
 	fixedText := strings.TrimSpace(head.String())
 	return fixedText + "\n\n" + strings.TrimSpace(tail.String()), len(fixedText)
+}
+
+// awakeStatus reads a workspace's git state only if its kennel runs
+// (*workspace.Registry): the prompt shows it in passing, and a question
+// must not start a kennel.
+type awakeStatus interface {
+	StatusIfAwake(ctx context.Context, name string) (workspace.Status, error)
+}
+
+// promptStatus is the workspace's git state for the prompt: without
+// starting its kennel when the registry can tell.
+func promptStatus(ctx context.Context, ws Workspaces, name string) (workspace.Status, error) {
+	if a, ok := ws.(awakeStatus); ok {
+		return a.StatusIfAwake(ctx, name)
+	}
+	return ws.Status(ctx, name)
 }
 
 func (r *run) instruction() string {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -145,9 +146,22 @@ func TestSystemPromptIsSmallAndCarriesTheIdentity(t *testing.T) {
 		})
 	})
 	r.selectWorkspace("demo")
-	r.llm.Script(testkit.Say("ok"), testkit.Say("ok"))
+	r.llm.Script(testkit.Say("ok"), testkit.Say("ok"), testkit.Say("ok"))
+	// A turn starts no kennel: while demo's sleeps, the prompt names the
+	// workspace without its git state.
+	r.say(intent.Inquiry, "what does the parser do?")
+	if sys := r.llm.Requests()[0].System(); !strings.Contains(sys, "Workspace: demo") || strings.Contains(sys, "last commit") {
+		t.Errorf("system prompt while demo's kennel sleeps: want the workspace without its git state:\n%s", sys)
+	}
+	if _, err := k.Exec(t.Context(), kennel.ExecSpec{Workspace: filepath.Join(r.ws.Root(), "demo"), Argv: []string{"true"}, IfRunning: true}, nil); !errors.Is(err, kennel.ErrAsleep) {
+		t.Fatalf("after a turn, demo's kennel: %v; want it still asleep", err)
+	}
+	// Once it runs, the prompt shows the state.
+	if _, err := r.ws.Status(t.Context(), "demo"); err != nil {
+		t.Fatal(err)
+	}
 	r.say(intent.Action, "fix the failing test in the parser")
-	sys := r.llm.Requests()[0].System()
+	sys := r.llm.Requests()[1].System()
 	for _, want := range []string{
 		"Destructive actions",                          // a directive of COLLAR.md
 		"Ada Lovelace",                                 // the owner profile (overlay)
@@ -169,7 +183,7 @@ func TestSystemPromptIsSmallAndCarriesTheIdentity(t *testing.T) {
 	// A skill not triggered stays out; the migrations skill comes in on
 	// its word.
 	r.say(intent.Action, "add a migration for users")
-	sys = r.llm.Requests()[1].System()
+	sys = r.llm.Requests()[2].System()
 	if strings.Contains(sys, "run the test suite") || !strings.Contains(sys, "numbered migration") {
 		t.Errorf("skills not matched per message:\n%s", sys)
 	}

@@ -15,7 +15,10 @@
 // attributes are hostile. Status, List, AddWorktree (and the exclude file
 // it keeps), Pending, Commit, Diff, BranchState and RemoveWorktree all go
 // through the kennel; a workspace whose repository git cannot read is
-// still listed, with Info.Problem. Only Create and Clone run git on the
+// still listed, with Info.Problem. List, Get and StatusIfAwake start no
+// kennel: they run git only in a kennel that runs (kennel.ExecSpec.IfRunning)
+// and otherwise say the workspace is asleep (List reads the branch from
+// .git/HEAD as a plain file, through an os.Root, bounded). Only Create and Clone run git on the
 // host (hostgit.go), in a staging directory Fetch has just made and no
 // kennel has seen, with a minimal environment (never Fetch's own) and the
 // same hardening options; the result is published by a rename. Delete

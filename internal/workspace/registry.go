@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -13,9 +14,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
 	"github.com/fetch-dev/fetch/internal/trust"
+	"github.com/fetch-dev/fetch/kennel"
 )
 
 // Info describes one workspace.
@@ -36,6 +39,10 @@ type Info struct {
 	// Engine is the Docker engine the workspace lives on, when it is not
 	// the local one (FETCH_ENGINES).
 	Engine string `json:"engine,omitempty"`
+	// Asleep: the workspace's kennel is not running, and List does not
+	// start it to run git: Branch is read from .git/HEAD as a plain file
+	// (empty on another engine) and Dirty is unknown. Status starts it.
+	Asleep bool `json:"asleep,omitempty"`
 }
 
 // Registry is the set of workspaces under one root directory.
@@ -44,6 +51,9 @@ type Registry struct {
 	log    *slog.Logger
 	runAs  *user
 	gitrun *gitrun.Git
+	// awake runs git like gitrun, but only in a kennel that is running
+	// (kennel.ExecSpec.IfRunning): reads that must not start one.
+	awake *gitrun.Git
 	// kennel is what gitrun runs in; Delete removes a workspace's
 	// container through it.
 	kennel gitrun.Exec
@@ -109,8 +119,17 @@ func (r *Registry) TrustCA(ca trust.CA) *Registry {
 // Call it before using the registry.
 func (r *Registry) InKennel(k gitrun.Exec) *Registry {
 	r.gitrun = gitrun.New(k)
+	r.awake = gitrun.New(ifRunning{k})
 	r.kennel = k
 	return r
+}
+
+// ifRunning runs execs only in kennels that are running already.
+type ifRunning struct{ k gitrun.Exec }
+
+func (i ifRunning) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.LineHandler) (kennel.Result, error) {
+	spec.IfRunning = true
+	return i.k.Exec(ctx, spec, fn)
 }
 
 // remover is what Delete needs of the kennel (*kennel.Kennel): the
@@ -158,7 +177,8 @@ func (r *Registry) Path(name string) (string, error) {
 }
 
 // List returns the workspaces, sorted by name. Entries under the root that
-// are not valid workspace names or not directories are skipped.
+// are not valid workspace names or not directories are skipped. It starts
+// no kennel: a workspace whose kennel sleeps is listed Asleep.
 func (r *Registry) List(ctx context.Context) ([]Info, error) {
 	entries, err := os.ReadDir(r.root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -215,9 +235,9 @@ func (r *Registry) Get(ctx context.Context, name string) (Info, error) {
 	return r.info(ctx, name), nil
 }
 
-// info describes a workspace. A repository git cannot read (a broken or
-// planted .git, no kennel to run git in) is still listed, with the
-// Problem.
+// info describes a workspace, with git run in its kennel if that runs
+// (Asleep otherwise). A repository git cannot read (a broken or planted
+// .git, no kennel to run git in) is still listed, with the Problem.
 func (r *Registry) info(ctx context.Context, name string) Info {
 	p := filepath.Join(r.root, name)
 	info := Info{Name: name, Path: p}
@@ -230,7 +250,22 @@ func (r *Registry) info(ctx context.Context, name string) Info {
 			return info
 		}
 	}
-	st, err := r.git(ctx, p, p, "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+	if r.awake == nil {
+		info.Problem = fmt.Sprintf("git status: %v", ErrNoKennel)
+		return info
+	}
+	out, err := r.awake.Run(ctx, gitrun.Cmd{Workspace: p, Args: []string{"status", "--porcelain=v2", "--branch", "--untracked-files=normal"}, MaxOutput: maxGitOutput})
+	st := out.Stdout
+	if err == nil && out.Truncated {
+		err = fmt.Errorf("git status: output over %d bytes", maxGitOutput)
+	}
+	if errors.Is(err, kennel.ErrAsleep) {
+		info.Asleep = true
+		if info.Engine == "" {
+			info.Branch = headBranch(p)
+		}
+		return info
+	}
 	if err != nil {
 		r.log.Warn("workspace: git status", "workspace", name, "err", err)
 		info.Problem = err.Error()
@@ -260,6 +295,45 @@ func (r *Registry) fresh(ctx context.Context, dir, name string) Info {
 		info.Branch = strings.TrimSpace(b)
 	}
 	return info
+}
+
+// headMax bounds what is read of .git/HEAD.
+const headMax = 512
+
+// headBranch is the branch .git/HEAD names ("ref: refs/heads/NAME"), read
+// as a plain file: the kennel writes it, so it is read through an os.Root
+// (no way out of the workspace), only when it is a regular file under a
+// .git directory, at most headMax bytes, and the name is taken only when
+// git would take it (no control characters, spaces or "..").
+// "" when HEAD is detached, missing or anything else.
+func headBranch(dir string) string {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(".git"); err != nil || !fi.IsDir() {
+		return ""
+	}
+	if fi, err := root.Lstat(".git/HEAD"); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := root.OpenFile(".git/HEAD", os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, headMax+1))
+	if err != nil || len(b) > headMax {
+		return ""
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSuffix(string(b), "\n"), "ref: refs/heads/")
+	if !ok || ref == "" || strings.Contains(ref, "..") || strings.ContainsFunc(ref, func(c rune) bool {
+		return c <= ' ' || c == 0x7f || c == '~' || c == '^' || c == ':' || c == '\\' || c == '?' || c == '*' || c == '['
+	}) {
+		return ""
+	}
+	return ref
 }
 
 func isRepo(dir string) bool {

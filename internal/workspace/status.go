@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fetch-dev/fetch/internal/gitrun"
 )
 
 // Status is a workspace's git state.
@@ -42,8 +44,20 @@ func (s Status) Clean() bool {
 	return len(s.Staged)+len(s.Modified)+len(s.Untracked)+len(s.Conflicted) == 0
 }
 
-// Status returns a workspace's git status.
+// Status returns a workspace's git status, read in its kennel (started
+// when it sleeps).
 func (r *Registry) Status(ctx context.Context, name string) (Status, error) {
+	return r.status(ctx, name, r.gitrun)
+}
+
+// StatusIfAwake is Status when the workspace's kennel runs; when it
+// sleeps it starts nothing and returns an error wrapping kennel.ErrAsleep.
+// For what only shows the state in passing (the agent's prompt).
+func (r *Registry) StatusIfAwake(ctx context.Context, name string) (Status, error) {
+	return r.status(ctx, name, r.awake)
+}
+
+func (r *Registry) status(ctx context.Context, name string, g *gitrun.Git) (Status, error) {
 	p, err := r.Path(name)
 	if err != nil {
 		return Status{}, fmt.Errorf("workspace: status: %w", err)
@@ -51,7 +65,14 @@ func (r *Registry) Status(ctx context.Context, name string) (Status, error) {
 	if !r.isRepo(ctx, name, p) {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, ErrNotGit)
 	}
-	out, err := r.git(ctx, p, p, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+	if g == nil {
+		return Status{}, fmt.Errorf("workspace: status %s: %w", name, ErrNoKennel)
+	}
+	res, err := g.Run(ctx, gitrun.Cmd{Workspace: p, Args: []string{"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"}, MaxOutput: maxGitOutput})
+	out := res.Stdout
+	if err == nil && res.Truncated {
+		err = fmt.Errorf("git status: output over %d bytes", maxGitOutput)
+	}
 	if err != nil {
 		return Status{}, fmt.Errorf("workspace: status %s: %w", name, err)
 	}

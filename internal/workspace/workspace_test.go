@@ -157,6 +157,8 @@ func TestCreateListStatusDelete(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "staged.txt"), []byte("s"), 0o644)
 	gitIn(t, dir, "add", "staged.txt")
 
+	// No kennel runs yet, and List starts none: the branch comes from
+	// HEAD, the changes are not read.
 	list, err := r.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -168,13 +170,23 @@ func TestCreateListStatusDelete(t *testing.T) {
 	if diff := cmp.Diff([]string{"api", "notes"}, names); diff != "" {
 		t.Fatalf("list (-want +got):\n%s", diff)
 	}
-	if !list[0].Dirty || list[1].Dirty {
-		t.Fatalf("dirty flags: %+v", list)
+	for _, i := range list {
+		if !i.Asleep || i.Branch != "main" || i.Dirty || i.Problem != "" {
+			t.Fatalf("listed before any kennel ran: %+v; want asleep on main", i)
+		}
 	}
 
 	st, err := r.Status(ctx, "api")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Status started api's kennel: List reads its changes now.
+	list, err = r.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !list[0].Dirty || list[0].Asleep || !list[1].Asleep {
+		t.Fatalf("list after api's status: %+v; want api awake and dirty, notes asleep", list)
 	}
 	if st.Branch != "main" || st.LastCommit == nil || !strings.Contains(st.LastCommit.Subject, "Create workspace api") {
 		t.Fatalf("status = %+v", st)
