@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,9 +54,16 @@ func envOf(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
 
+// runFetch runs fetch with exactly vars. The task page is off unless
+// vars say otherwise: tests run side by side, and its default address is
+// one.
 func runFetch(t *testing.T, vars map[string]string, stdin string, args ...string) (int, string, string) {
 	cleanEgress(t, vars)
 	t.Helper()
+	if _, ok := vars[envPageAddr]; !ok {
+		vars = maps.Clone(vars)
+		vars[envPageAddr] = "off"
+	}
 	var out, errb bytes.Buffer
 	code := run(t.Context(), args, envOf(vars), strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
@@ -207,7 +215,7 @@ func TestChatStopsOnCancel(t *testing.T) {
 	done := make(chan int)
 	var out, errb bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"chat"}, envOf(map[string]string{"FETCH_DATA_DIR": t.TempDir()}), r, &out, &errb)
+		done <- run(ctx, []string{"chat"}, envOf(map[string]string{"FETCH_DATA_DIR": t.TempDir(), envPageAddr: "off"}), r, &out, &errb)
 	}()
 	cancel()
 	if code := <-done; code != exitInterrupted {
@@ -377,6 +385,7 @@ func agentChat(t *testing.T, script ...testkit.Step) (map[string]string, *testki
 	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
 	vars["FETCH_LLM_URL"] = fake.URL()
 	vars["FETCH_IDLE_AFTER"] = "0"
+	vars[envPageAddr] = "off"
 	fake.Script(script...)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -62,6 +62,12 @@ from the owner, and Fetch's replies are printed as they come. Commands such
 as /status, /help and /stop work without any key; requests in plain words
 need OPENROUTER_API_KEY. History and modes are kept in $FETCH_DATA_DIR/fetch.db.
 
+It serves the read-only task page while it runs, as "fetch serve" does, on
+FETCH_PAGE_ADDR (default 127.0.0.1:8686; off turns it off); each task's
+messages show a signed link to it, and "fetch page" prints one. When that
+address is taken (by another Fetch), the chat goes on without the page and
+says so once.
+
 Example:
   echo /status | fetch chat
 `
@@ -117,7 +123,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "doctor":
 		err = runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "page":
-		err = runPage(rest, getenv, stdout)
+		err = runPage(ctx, rest, getenv, stdout)
 	case "audit":
 		err = runAudit(ctx, rest, getenv, stdout, stderr)
 	case "prune":
@@ -401,7 +407,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		return err
 	}
 	warnNotReady(ctx, cfg, stderr)
-	log, _, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
+	log, red, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
 	if err != nil {
 		return err
 	}
@@ -418,11 +424,28 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		prompt = "> "
 	}
 	tty := term.New(stdout, owner, prompt)
+	// closeAll stops what was started, in order, within a bound of its
+	// own (ctx may have ended).
+	closeAll := func(closers ...func(context.Context) error) error {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		var err error
+		for _, c := range closers {
+			err = errors.Join(err, c(cctx))
+		}
+		return err
+	}
+	// The task page listens first, as fetch serve's: the results of tasks
+	// carry its links. A taken address leaves it out, said once.
+	pg, err := chatPage(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
 	// /allow here manages who may talk to fetch serve on Discord (which
 	// sees the change at its next start).
 	allowed, err := discordAccess(ctx, cfg, db)
 	if err != nil {
-		return err
+		return errors.Join(err, closeAll(pg.close))
 	}
 	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
 		// The terminal is the owner's: whoever runs fetch chat on this
@@ -431,33 +454,39 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	}, runtimeExtras{allowed: allowed, metrics: newMetrics(cfg, db)})
+	}, runtimeExtras{taskLink: pg.link(), allowed: allowed, metrics: newMetrics(cfg, db)})
 	if err != nil {
-		return err
+		return errors.Join(err, closeAll(pg.close))
 	}
 	if err := rt.open(ctx); err != nil {
-		return err
+		return errors.Join(err, closeAll(pg.close))
+	}
+	if err := pg.open(ctx, cfg, rt.tasks, red, log); err != nil {
+		return errors.Join(err, closeAll(rt.close))
 	}
 	if prompt != "" {
-		fmt.Fprint(stdout, greeting(cfg))
+		fmt.Fprint(stdout, greeting(cfg, pg))
 	}
 	runErr := tty.Run(ctx, stdin, rt.mgr)
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-	defer cancel()
-	if err := rt.close(closeCtx); err != nil && runErr == nil {
+	if err := closeAll(pg.close, rt.close); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runErr
 }
 
 // greeting is what fetch chat says first at a terminal: where its data
-// is, whether it can work on requests, and where the commands are.
-func greeting(cfg Config) string {
+// is, whether it can work on requests, where its task page is, and where
+// the commands are.
+func greeting(cfg Config, pg *page) string {
 	llm := "LLM: " + cfg.Model + " through OpenRouter: tell me what to do in plain words."
 	if cfg.OpenRouter == "" {
 		llm = "LLM: not set, so only commands work; set " + envOpenRouter + " (and " + envModel + ") for requests in plain words."
 	}
-	return fmt.Sprintf("Fetch: data in %s, workspaces in %s.\n%s\n/help lists the commands; Ctrl-D ends.\n", cfg.DataDir, cfg.Workspaces, llm)
+	tasks := ""
+	if pg != nil {
+		tasks = "Task page: served here at " + pg.addr() + "; fetch page prints its link.\n"
+	}
+	return fmt.Sprintf("Fetch: data in %s, workspaces in %s.\n%s\n%s/help lists the commands; Ctrl-D ends.\n", cfg.DataDir, cfg.Workspaces, llm, tasks)
 }
 
 // discordFileHosts are the hosts Discord serves attachments from.
