@@ -317,7 +317,7 @@ func probeOnce(ctx context.Context, link string) (pageAnswer, int, string) {
 // what to run.
 func runPage(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) > 1 {
-		return fmt.Errorf("unexpected argument %q: %w", args[1], errUsage)
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, args[1])
 	}
 	cfg, err := loadConfig(getenv)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fetch-dev/fetch/instincts"
@@ -108,13 +109,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return exitOK
 	case "chat":
 		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "fetch chat: unexpected argument %q\n\n%s", rest[0], chatUsage)
+			usageError(stderr, "chat", fmt.Sprintf("unexpected argument %q", rest[0]))
 			return exitUsage
 		}
 		err = runChat(ctx, getenv, stdin, stdout, stderr)
 	case "serve":
 		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "fetch serve: unexpected argument %q\n\n%s", rest[0], serveUsage)
+			usageError(stderr, "serve", fmt.Sprintf("unexpected argument %q", rest[0]))
 			return exitUsage
 		}
 		err = runServe(ctx, getenv, stderr)
@@ -132,7 +133,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		cmd = "workspace"
 		err = runWorkspace(ctx, rest, getenv, stdin, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "fetch: unknown command %q\nRun \"fetch help\" for the commands.\n", cmd)
 		return exitUsage
 	}
 	var cfgErr *ConfigError
@@ -152,7 +153,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stderr, "fetch %s: %v\n\nRun \"fetch help\" for the configuration variables.\n", cmd, err)
 		return exitUsage
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "fetch %s: %v\n", cmd, err)
+		// One line says what is wrong; the help is one command away.
+		msg, _, _ := strings.Cut(err.Error(), "\n\n")
+		usageError(stderr, cmd, strings.TrimPrefix(msg, errUsage.Error()+": "))
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "fetch %s: %v\n", cmd, err)
@@ -160,6 +163,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stderr, workspaceHint)
 	}
 	return exitFailed
+}
+
+// usageError tells that command (such as "task run") was used wrongly:
+// one line saying what is wrong, and where its help is.
+func usageError(stderr io.Writer, command, what string) {
+	fmt.Fprintf(stderr, "fetch %s: %s\nSee \"fetch %s --help\".\n", command, what, command)
 }
 
 // cmdError is the error of a subcommand ("task run"), which run names
