@@ -486,7 +486,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		if harness.IsACPName(harness.Name(c.Harness)) {
 			problems = append(problems, fmt.Sprintf("%s: %v", envHarness, err))
 		} else {
-			problems = append(problems, fmt.Sprintf("%s must be one of %v or acp:COMMAND [ARGS…], got %q", envHarness, harness.NewRegistry().Names(), c.Harness))
+			problems = append(problems, fmt.Sprintf("%s must be one of %s or acp:COMMAND [ARGS…], got %q", envHarness, strings.Join(harnessNames(harness.NewRegistry(), ""), ", "), c.Harness))
 		}
 	}
 	if v := strings.TrimSpace(getenv(envTaskTimeout)); v != "" {
