@@ -61,8 +61,9 @@ func runFetch(t *testing.T, vars map[string]string, stdin string, args ...string
 	cleanEgress(t, vars)
 	t.Helper()
 	if _, ok := vars[envPageAddr]; !ok {
-		vars = maps.Clone(vars)
-		vars[envPageAddr] = "off"
+		with := map[string]string{envPageAddr: "off"}
+		maps.Copy(with, vars)
+		vars = with
 	}
 	var out, errb bytes.Buffer
 	code := run(t.Context(), args, envOf(vars), strings.NewReader(stdin), &out, &errb)
