@@ -117,7 +117,7 @@ func TestJourneyChatTaskPage(t *testing.T) {
 	chat.await(t, "the task's result", regexp.MustCompile(`✅ Task `+id+` succeeded on app`))
 	chat.await(t, "the link to the task's page", regexp.MustCompile(`Task page: http://`+regexp.QuoteMeta(addr)+`/t/`+id+`\?`))
 	out := chat.out.String()
-	for _, reply := range []string{"Started it.", "✅ Task " + id, "Task " + id + " on app"} {
+	for _, reply := range []string{"Started it.", "✅ Task " + id, "🔵 Task " + id} {
 		if strings.Contains(out, "> "+reply) {
 			t.Errorf("the reply %q follows the prompt on its line, as if typed", reply)
 		}
