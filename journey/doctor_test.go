@@ -50,6 +50,9 @@ func doctorEnv(t *testing.T) map[string]string {
 		"FETCH_HARNESS":       "claude",
 		"ANTHROPIC_API_KEY":   "sk-ant-doctor-test-0123456789",
 		"FETCH_TIMEZONE":      "UTC",
+		// fetch chat serves the task page too; journeys run side by
+		// side, and its default port is one.
+		"FETCH_PAGE_ADDR": "off",
 	}
 	for _, k := range []string{"DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {

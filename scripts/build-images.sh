@@ -15,7 +15,9 @@ by default.
                        qwen, aider (each at the version Fetch is tested with,
                        from npm or PyPI), or NAME=FILE to install the local
                        executable FILE under the CLI's name NAME (also
-                       cursor-agent). A task needs its CLI in the kennel.
+                       cursor-agent=FILE, or cursor=FILE: the cursor
+                       harness runs cursor-agent). A task needs its CLI in
+                       the kennel.
   --kennel-only        build only the kennel image (enough for fetch chat,
                        fetch serve and fetch task run outside Compose)
   --kennel-image NAME  name the kennel image NAME instead of fetch-kennel:TAG
@@ -77,11 +79,22 @@ if [ -z "$dry_run" ]; then
   mkdir -p "$files"
   touch "$files/.keep"
 fi
+# cursor is the harness's name (--harness cursor), cursor-agent its CLI's:
+# either names the CLI here.
+named=""
+for c in ${clis//,/ }; do
+  case "$c" in
+    cursor) c=cursor-agent ;;
+    cursor=*) c="cursor-agent=${c#cursor=}" ;;
+  esac
+  named="$named $c"
+done
+clis=${named# }
 for c in ${clis//,/ }; do
   name=${c%%=*}
   case "$name" in
     claude|codex|gemini|copilot|opencode|qwen|aider|cursor-agent) ;;
-    *) echo "build-images: unknown CLI '$name' (known: claude codex gemini copilot opencode qwen aider cursor-agent)" >&2; exit 2 ;;
+    *) echo "build-images: unknown CLI '$name' (known: claude codex gemini copilot opencode qwen aider cursor-agent, also called cursor)" >&2; exit 2 ;;
   esac
   if [ "$c" != "$name" ]; then
     file=${c#*=}
@@ -90,7 +103,7 @@ for c in ${clis//,/ }; do
     fi
     [ -n "$dry_run" ] || cp "$file" "$files/$name"
   elif [ "$name" = cursor-agent ]; then
-    echo "build-images: cursor-agent has no package Fetch installs; give its executable: --cli cursor-agent=FILE" >&2; exit 2
+    echo "build-images: cursor-agent (the cursor harness's CLI) has no package Fetch installs; give its executable: --cli cursor-agent=FILE (its installer: curl https://cursor.com/install -fsS | bash)" >&2; exit 2
   else
     packaged="$packaged $name"
   fi
@@ -154,6 +167,17 @@ CGO_ENABLED=0 go build -trimpath -o build/fetch-shim ./cmd/fetch-shim
 build Dockerfile.kennel "$kennel_image" --build-arg BASE="$base" --build-arg CLIS="${packaged# }"
 # The kennel starts and has its shim and the CLIs asked for.
 docker run --rm --network none --entrypoint /usr/local/bin/fetch-shim "$kennel_image" ps --state /nonexistent >/dev/null
+# cursor is the harness's name (--harness cursor), cursor-agent its CLI's:
+# either names the CLI here.
+named=""
+for c in ${clis//,/ }; do
+  case "$c" in
+    cursor) c=cursor-agent ;;
+    cursor=*) c="cursor-agent=${c#cursor=}" ;;
+  esac
+  named="$named $c"
+done
+clis=${named# }
 for c in ${clis//,/ }; do
   name=${c%%=*}
   docker run --rm --network none --entrypoint /bin/sh "$kennel_image" -c 'command -v "$1" >/dev/null' sh "$name" ||

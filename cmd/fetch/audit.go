@@ -55,7 +55,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		err, *help = nil, true
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, auditUsage)
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if *help {
 		fmt.Fprint(stdout, auditUsage)

@@ -171,9 +171,9 @@ const configHelp = `Configuration (environment):
                        NAME=ssh://USER@HOST[:PORT][?key=FILE&known_hosts=FILE] or
                        NAME=tcp://HOST[:PORT]?certs=DIR (ca.pem, cert.pem, key.pem); a workspace stays
                        on the engine it was placed on (the one with the most memory left)
-  FETCH_PAGE_ADDR      where fetch serve serves the read-only task page: PORT or :PORT (on 127.0.0.1),
-                       HOST:PORT, or off (default 127.0.0.1:8686, left out when taken); its links come
-                       with each task
+  FETCH_PAGE_ADDR      where fetch serve and fetch chat serve the read-only task page: PORT or :PORT
+                       (on 127.0.0.1), HOST:PORT, or off (default 127.0.0.1:8686, left out when taken);
+                       its links come with each task, and fetch page prints them
   FETCH_PAGE_URL       the page's address as the browser reaches it, e.g. behind a reverse proxy
                        https://fetch.example.com/ (default http://FETCH_PAGE_ADDR)
   FETCH_PAGE_TTL       how long a task page link stays valid (default 168h)
@@ -508,7 +508,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		if harness.IsACPName(harness.Name(c.Harness)) {
 			problems = append(problems, fmt.Sprintf("%s: %v", envHarness, err))
 		} else {
-			problems = append(problems, fmt.Sprintf("%s must be one of %v or acp:COMMAND [ARGS…], got %q", envHarness, harness.NewRegistry().Names(), c.Harness))
+			problems = append(problems, fmt.Sprintf("%s must be one of %s or acp:COMMAND [ARGS…], got %q", envHarness, strings.Join(harnessNames(harness.NewRegistry(), ""), ", "), c.Harness))
 		}
 	}
 	if v := strings.TrimSpace(getenv(envTaskTimeout)); v != "" {

@@ -61,7 +61,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		case "--json", "-json":
 			asJSON = true
 		default:
-			fmt.Fprintf(stderr, "fetch doctor: unexpected argument %q\n\n%s", a, doctorUsage)
+			usageError(stderr, "doctor", fmt.Sprintf("unexpected argument %q", a))
 			return &exitError{code: exitUsage}
 		}
 	}

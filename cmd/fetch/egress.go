@@ -148,7 +148,7 @@ func workspaceHosts(ctx context.Context, db *store.DB, cfg Config, name string, 
 		_ = db.Audit(ctx, store.AuditEntry{Actor: "fetch workspace", Action: "egress_disallow", Detail: name + ": " + host})
 		fmt.Fprintf(stdout, "Workspace %s's runs may no longer reach %s.\n", name, host)
 	default:
-		return fmt.Errorf("%w: fetch workspace hosts NAME [add HOST | remove HOST]\n\n%s", errUsage, workspaceHelp())
+		return fmt.Errorf("%w: fetch workspace hosts NAME [add HOST | remove HOST]", errUsage)
 	}
 	all, err := db.WorkspaceHosts(ctx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,9 +54,17 @@ func envOf(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
 
+// runFetch runs fetch with exactly vars. The task page is off unless
+// vars say otherwise: tests run side by side, and its default address is
+// one.
 func runFetch(t *testing.T, vars map[string]string, stdin string, args ...string) (int, string, string) {
 	cleanEgress(t, vars)
 	t.Helper()
+	if _, ok := vars[envPageAddr]; !ok {
+		with := map[string]string{envPageAddr: "off"}
+		maps.Copy(with, vars)
+		vars = with
+	}
 	var out, errb bytes.Buffer
 	code := run(t.Context(), args, envOf(vars), strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
@@ -149,6 +158,34 @@ func TestUsageAndHelp(t *testing.T) {
 	}
 }
 
+// TestUsageErrorsAreOneLine: a command used wrongly says in one line
+// what is wrong and where its help is (exit 2), rather than print the
+// whole help.
+func TestUsageErrorsAreOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, "fetch: unknown command \"frobnicate\"\nRun \"fetch help\" for the commands.\n"},
+		{[]string{"chat", "extra"}, "fetch chat: unexpected argument \"extra\"\nSee \"fetch chat --help\".\n"},
+		{[]string{"serve", "extra"}, "fetch serve: unexpected argument \"extra\"\nSee \"fetch serve --help\".\n"},
+		{[]string{"doctor", "extra"}, "fetch doctor: unexpected argument \"extra\"\nSee \"fetch doctor --help\".\n"},
+		{[]string{"page", "a", "b"}, "fetch page: unexpected argument \"b\"\nSee \"fetch page --help\".\n"},
+		{[]string{"task", "frob"}, "fetch task: unknown subcommand \"frob\"\nSee \"fetch task --help\".\n"},
+		{[]string{"task", "run", "--bogus", "x"}, "fetch task run: flag provided but not defined: -bogus\nSee \"fetch task run --help\".\n"},
+		{[]string{"task", "show", "a", "b"}, "fetch task show: takes 1 argument(s), got 2\nSee \"fetch task show --help\".\n"},
+		{[]string{"workspace", "add"}, "fetch workspace add: takes 1 or 2 argument(s), got 0\nSee \"fetch workspace add --help\".\n"},
+		{[]string{"workspace", "hosts"}, "fetch workspace hosts: takes 1 or 3 argument(s), got 0\nSee \"fetch workspace hosts --help\".\n"},
+		{[]string{"audit", "--bogus"}, "fetch audit: flag provided but not defined: -bogus\nSee \"fetch audit --help\".\n"},
+		{[]string{"prune", "x"}, "fetch prune: unexpected argument \"x\"\nSee \"fetch prune --help\".\n"},
+	} {
+		code, out, errs := runFetch(t, map[string]string{"FETCH_DATA_DIR": t.TempDir()}, "", tc.args...)
+		if code != exitUsage || out != "" || errs != tc.want {
+			t.Errorf("fetch %v: exit %d, out %q, err %q; want exit 2 and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+}
+
 func TestConfigListsEveryProblem(t *testing.T) {
 	vars := map[string]string{
 		"FETCH_DATA_DIR":    t.TempDir(),
@@ -207,7 +244,7 @@ func TestChatStopsOnCancel(t *testing.T) {
 	done := make(chan int)
 	var out, errb bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"chat"}, envOf(map[string]string{"FETCH_DATA_DIR": t.TempDir()}), r, &out, &errb)
+		done <- run(ctx, []string{"chat"}, envOf(map[string]string{"FETCH_DATA_DIR": t.TempDir(), envPageAddr: "off"}), r, &out, &errb)
 	}()
 	cancel()
 	if code := <-done; code != exitInterrupted {
@@ -377,6 +414,7 @@ func agentChat(t *testing.T, script ...testkit.Step) (map[string]string, *testki
 	vars["OPENROUTER_API_KEY"] = testkit.OpenRouterKey
 	vars["FETCH_LLM_URL"] = fake.URL()
 	vars["FETCH_IDLE_AFTER"] = "0"
+	vars[envPageAddr] = "off"
 	fake.Script(script...)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -43,7 +43,7 @@ func runPrune(ctx context.Context, args []string, getenv func(string) string, st
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, pruneUsage)
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if *help {
 		fmt.Fprint(stdout, pruneUsage)

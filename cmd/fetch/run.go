@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fetch-dev/fetch/instincts"
@@ -63,6 +64,12 @@ from the owner, and Fetch's replies are printed as they come. Commands such
 as /status, /help and /stop work without any key; requests in plain words
 need OPENROUTER_API_KEY. History and modes are kept in $FETCH_DATA_DIR/fetch.db.
 
+It serves the read-only task page while it runs, as "fetch serve" does, on
+FETCH_PAGE_ADDR (default 127.0.0.1:8686; off turns it off); each task's
+messages show a signed link to it, and "fetch page" prints one. When that
+address is taken (by another Fetch), the chat goes on without the page and
+says so once.
+
 Example:
   echo /status | fetch chat
 `
@@ -103,13 +110,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return exitOK
 	case "chat":
 		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "fetch chat: unexpected argument %q\n\n%s", rest[0], chatUsage)
+			usageError(stderr, "chat", fmt.Sprintf("unexpected argument %q", rest[0]))
 			return exitUsage
 		}
 		err = runChat(ctx, getenv, stdin, stdout, stderr)
 	case "serve":
 		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "fetch serve: unexpected argument %q\n\n%s", rest[0], serveUsage)
+			usageError(stderr, "serve", fmt.Sprintf("unexpected argument %q", rest[0]))
 			return exitUsage
 		}
 		err = runServe(ctx, getenv, stderr)
@@ -118,7 +125,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "doctor":
 		err = runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "page":
-		err = runPage(rest, getenv, stdout)
+		err = runPage(ctx, rest, getenv, stdout)
 	case "audit":
 		err = runAudit(ctx, rest, getenv, stdout, stderr)
 	case "prune":
@@ -127,7 +134,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		cmd = "workspace"
 		err = runWorkspace(ctx, rest, getenv, stdin, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "fetch: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "fetch: unknown command %q\nRun \"fetch help\" for the commands.\n", cmd)
 		return exitUsage
 	}
 	var cfgErr *ConfigError
@@ -147,7 +154,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintf(stderr, "fetch %s: %v\n\nRun \"fetch help\" for the configuration variables.\n", cmd, err)
 		return exitUsage
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "fetch %s: %v\n", cmd, err)
+		// One line says what is wrong; the help is one command away.
+		msg, _, _ := strings.Cut(err.Error(), "\n\n")
+		usageError(stderr, cmd, strings.TrimPrefix(msg, errUsage.Error()+": "))
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "fetch %s: %v\n", cmd, err)
@@ -155,6 +164,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stderr, workspaceHint)
 	}
 	return exitFailed
+}
+
+// usageError tells that command (such as "task run") was used wrongly:
+// one line saying what is wrong, and where its help is.
+func usageError(stderr io.Writer, command, what string) {
+	fmt.Fprintf(stderr, "fetch %s: %s\nSee \"fetch %s --help\".\n", command, what, command)
 }
 
 // cmdError is the error of a subcommand ("task run"), which run names
@@ -413,7 +428,7 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		return err
 	}
 	warnNotReady(ctx, cfg, stderr)
-	log, _, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
+	log, red, db, err := openBase(ctx, cfg, stderr, slog.LevelWarn)
 	if err != nil {
 		return err
 	}
@@ -430,11 +445,28 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 		prompt = "> "
 	}
 	tty := term.New(stdout, owner, prompt)
+	// closeAll stops what was started, in order, within a bound of its
+	// own (ctx may have ended).
+	closeAll := func(closers ...func(context.Context) error) error {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		var err error
+		for _, c := range closers {
+			err = errors.Join(err, c(cctx))
+		}
+		return err
+	}
+	// The task page listens first, as fetch serve's: the results of tasks
+	// carry its links. A taken address leaves it out, said once.
+	pg, err := chatPage(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
 	// /allow here manages who may talk to fetch serve on Discord (which
 	// sees the change at its next start).
 	allowed, err := discordAccess(ctx, cfg, db)
 	if err != nil {
-		return err
+		return errors.Join(err, closeAll(pg.close))
 	}
 	rt, err := newConversations(cfg, db, log, map[string]chat.Sender{term.Channel: tty}, func(channel, userID string) chat.Role {
 		// The terminal is the owner's: whoever runs fetch chat on this
@@ -443,33 +475,39 @@ func runChat(ctx context.Context, getenv func(string) string, stdin io.Reader, s
 			return chat.Owner
 		}
 		return ""
-	}, runtimeExtras{allowed: allowed, metrics: newMetrics(cfg, db), relay: &task.Relay{Channel: term.Channel, UserID: owner}})
+	}, runtimeExtras{taskLink: pg.link(), allowed: allowed, metrics: newMetrics(cfg, db), relay: &task.Relay{Channel: term.Channel, UserID: owner}})
 	if err != nil {
-		return err
+		return errors.Join(err, closeAll(pg.close))
 	}
 	if err := rt.open(ctx); err != nil {
-		return err
+		return errors.Join(err, closeAll(pg.close))
+	}
+	if err := pg.open(ctx, cfg, rt.tasks, red, log); err != nil {
+		return errors.Join(err, closeAll(rt.close))
 	}
 	if prompt != "" {
-		fmt.Fprint(stdout, greeting(cfg))
+		fmt.Fprint(stdout, greeting(cfg, pg))
 	}
 	runErr := tty.Run(ctx, stdin, rt.mgr)
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-	defer cancel()
-	if err := rt.close(closeCtx); err != nil && runErr == nil {
+	if err := closeAll(pg.close, rt.close); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runErr
 }
 
 // greeting is what fetch chat says first at a terminal: where its data
-// is, whether it can work on requests, and where the commands are.
-func greeting(cfg Config) string {
+// is, whether it can work on requests, where its task page is, and where
+// the commands are.
+func greeting(cfg Config, pg *page) string {
 	llm := "LLM: " + cfg.Model + " through OpenRouter: tell me what to do in plain words."
 	if cfg.OpenRouter == "" {
 		llm = "LLM: not set, so only commands work; set " + envOpenRouter + " (and " + envModel + ") for requests in plain words."
 	}
-	return fmt.Sprintf("Fetch: data in %s, workspaces in %s.\n%s\n/help lists the commands; Ctrl-D ends.\n", cfg.DataDir, cfg.Workspaces, llm)
+	tasks := ""
+	if pg != nil {
+		tasks = "Task page: served here at " + pg.addr() + "; fetch page prints its link.\n"
+	}
+	return fmt.Sprintf("Fetch: data in %s, workspaces in %s.\n%s\n%s/help lists the commands; Ctrl-D ends.\n", cfg.DataDir, cfg.Workspaces, llm, tasks)
 }
 
 // discordFileHosts are the hosts Discord serves attachments from.

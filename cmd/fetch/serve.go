@@ -25,9 +25,11 @@ SIGINT or SIGTERM. When Discord cannot be reached at start, it says so
 in the log and tries again (after 1s, 2s, … up to a minute apart) rather
 than exit; a token Discord refuses ends it.
 
-With FETCH_PAGE_ADDR set (such as 8686: on 127.0.0.1), it also serves the
-read-only task page; each task's result carries a signed link to it (see
-"fetch page --help").
+It also serves the read-only task page on FETCH_PAGE_ADDR (default
+127.0.0.1:8686; off turns it off); each task's messages carry a signed
+link to it, and "fetch page" prints one. When the default address is
+taken (by another Fetch), it runs without the page and the log says so;
+an address you set must be free.
 
 Requires FETCH_DISCORD_TOKEN and FETCH_OWNER_ID; see "fetch help" for the
 other variables.
@@ -81,7 +83,7 @@ func runServe(ctx context.Context, getenv func(string) string, stderr io.Writer)
 		return context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	}
 	// The task page listens first: the results of tasks carry its links.
-	pg, err := listenPage(ctx, cfg, log)
+	pg, err := servePage(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

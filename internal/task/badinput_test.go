@@ -34,6 +34,8 @@ func TestBadInputCreatesNothing(t *testing.T) {
 		{"goal too long", task.Request{Workspace: "demo", Goal: strings.Repeat("é", task.MaxGoalLen+1)}, "2001 characters", task.ErrInvalid},
 		{"empty goal", task.Request{Workspace: "demo", Goal: "  \n"}, "goal is empty", task.ErrInvalid},
 		{"unknown harness", task.Request{Workspace: "demo", Goal: "x", Harness: "amp"}, `unknown harness "amp"`, task.ErrInvalid},
+		// The harnesses are listed as words, not as a Go slice.
+		{"a CLI's name", task.Request{Workspace: "demo", Goal: "x", Harness: "cursor-agent"}, `unknown harness "cursor-agent" (the harnesses: aider, claude, codex, copilot, cursor, `, task.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.Create(t.Context(), tc.req)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -373,7 +374,7 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	}
 	adapter, err := e.cfg.Harnesses.Get(name)
 	if err != nil {
-		return Task{}, fmt.Errorf("task: create: unknown harness %q (have %v): %w", req.Harness, e.cfg.Harnesses.Names(), ErrInvalid)
+		return Task{}, fmt.Errorf("task: create: unknown harness %q (the harnesses: %s): %w", req.Harness, harnessList(e.cfg.Harnesses.Names()), ErrInvalid)
 	}
 	if err := checkAttachments(req.Attachments); err != nil {
 		return Task{}, fmt.Errorf("task: create: %w", err)
@@ -386,7 +387,7 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 		req.Mode = Work
 	case Ask:
 		if !adapter.Traits().ReadOnly {
-			return Task{}, fmt.Errorf("task: create: harness %s has no read-only mode, so it cannot answer questions; these can: %v: %w", name, e.readOnlyHarnesses(), ErrInvalid)
+			return Task{}, fmt.Errorf("task: create: harness %s has no read-only mode, so it cannot answer questions; these can: %s: %w", name, harnessList(e.readOnlyHarnesses()), ErrInvalid)
 		}
 	default:
 		return Task{}, fmt.Errorf("task: create: unknown mode %q (work or ask): %w", req.Mode, ErrInvalid)
@@ -466,6 +467,15 @@ func (e *Engine) readOnlyHarnesses() []harness.Name {
 		}
 	}
 	return out
+}
+
+// harnessList is names as a person reads them: "claude, codex, gemini".
+func harnessList(names []harness.Name) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // lifetime is the engine's context: Close ends it.

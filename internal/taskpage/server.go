@@ -266,10 +266,15 @@ func (s *Server) Close(ctx context.Context) error {
 	return nil
 }
 
+// AuthScheme names the page's links in the WWW-Authenticate header of a
+// 401, by which a client tells the task page of a Fetch (another one,
+// whose key is another) from other programs.
+const AuthScheme = "FetchLink"
+
 // denied answers 401 with a short text.
 func (s *Server) denied(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("WWW-Authenticate", `FetchLink realm="fetch task page"`)
+	w.Header().Set("WWW-Authenticate", AuthScheme+` realm="fetch task page"`)
 	w.WriteHeader(http.StatusUnauthorized)
 	if errors.Is(err, ErrExpiredLink) {
 		io.WriteString(w, "This link to Fetch's task page has expired. Ask Fetch for a new one (/status on Discord).\n")

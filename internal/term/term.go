@@ -22,7 +22,11 @@
 // characters and invalid bytes dropped) while it is read.
 //
 // Replies are written with control sequences stripped
-// (redact.StripControl): a reply may quote a goal or a CLI's output.
+// (redact.StripControl): a reply may quote a goal or a CLI's output. With
+// a prompt, a reply never follows it on its line, where it would read as
+// typed input: it takes the prompt's place (the line is erased) and the
+// prompt is drawn again below it. A link a reply carries (chat.Action's
+// URL, the task page's) is shown under it, once per link.
 //
 // term imports chat and redact only; the runtime reaches it through the Receiver
 // interface declared here.
@@ -91,11 +95,28 @@ type Terminal struct {
 	prompt string
 	mode   inputMode
 
-	mu sync.Mutex // serialises writes to out, guards open
+	mu sync.Mutex // serialises writes to out, guards open, prompted and linked
 	// open are the keys of messages whose actions are open and that
 	// offer shortcuts (chat.Reply.Shortcuts), oldest first, with them.
 	open []openKey
+	// prompted: the prompt is the last thing on the screen, on a line of
+	// its own that nothing was typed on yet (as far as the terminal
+	// knows). A reply then takes its place and the prompt is drawn again
+	// below it, so that a reply never reads as typed input.
+	prompted bool
+	// linked are the links (chat.Action.URL) shown so far, oldest first:
+	// a task's status message carries its page's link at every edit, and
+	// the terminal shows it once.
+	linked []string
 }
+
+// maxLinked bounds the links a terminal remembers having shown; an older
+// one shown again costs a line.
+const maxLinked = 64
+
+// clearLine returns the cursor to the start of the line and erases it
+// (ANSI "erase in line"): what takes the prompt's place.
+const clearLine = "\r\x1b[K"
 
 type openKey struct{ key, shortcuts string }
 
@@ -133,8 +154,26 @@ func (t *Terminal) Send(_ context.Context, conversationID string, r chat.Reply) 
 	}
 	// What reaches the terminal is inert: a reply may quote text from the
 	// world (a goal, a CLI's output) holding escape sequences.
-	_, err := fmt.Fprintln(t.out, strings.TrimRight(redact.StripControl(r.Text), "\n"))
-	if err != nil {
+	var b strings.Builder
+	if t.prompted {
+		b.WriteString(clearLine)
+	}
+	b.WriteString(strings.TrimRight(redact.StripControl(r.Text), "\n"))
+	b.WriteByte('\n')
+	for _, a := range r.Actions {
+		if a.URL == "" || slices.Contains(t.linked, a.URL) {
+			continue
+		}
+		if len(t.linked) == maxLinked {
+			t.linked = slices.Delete(t.linked, 0, 1)
+		}
+		t.linked = append(t.linked, a.URL)
+		fmt.Fprintf(&b, "%s: %s\n", redact.StripControl(a.Label), redact.StripControl(a.URL))
+	}
+	if t.prompted {
+		b.WriteString(t.promptText())
+	}
+	if _, err := io.WriteString(t.out, b.String()); err != nil {
 		return fmt.Errorf("term: send: %w", err)
 	}
 	return nil
@@ -261,6 +300,7 @@ func (t *Terminal) runTyped(ctx context.Context, in io.Reader, rcv Receiver) err
 				}
 				return t.idle(ctx, rcv, l.n)
 			}
+			t.typedLine()
 			switch {
 			case !l.cut && t.isStop(rcv, l.text):
 				if err := t.hand(ctx, rcv, l); err != nil {
@@ -340,18 +380,35 @@ func readErr(err error) error {
 	return fmt.Errorf("term: read: %w", err)
 }
 
-// showPrompt prints the prompt: while a message with shortcuts is open
-// (a coding CLI's request), its shortcuts lead it ("y/a/n> "), so a typed
-// y, a or n answers the oldest open request.
+// showPrompt prints the prompt, unless it is already the last thing on
+// the screen: while a message with shortcuts is open (a coding CLI's
+// request), its shortcuts lead it ("y/a/n> "), so a typed y, a or n
+// answers the oldest open request.
 func (t *Terminal) showPrompt() {
 	if t.prompt == "" {
 		return
 	}
 	t.mu.Lock()
-	p := t.prompt
-	if len(t.open) > 0 {
-		p = t.open[0].shortcuts + p
+	defer t.mu.Unlock()
+	if t.prompted {
+		return
 	}
-	fmt.Fprint(t.out, p)
+	fmt.Fprint(t.out, t.promptText())
+	t.prompted = true
+}
+
+// promptText is the prompt as it stands. The caller holds mu.
+func (t *Terminal) promptText() string {
+	if len(t.open) > 0 {
+		return t.open[0].shortcuts + t.prompt
+	}
+	return t.prompt
+}
+
+// typedLine notes that a line was typed: the terminal's echo of its end
+// moved the cursor to a new line, below the prompt.
+func (t *Terminal) typedLine() {
+	t.mu.Lock()
+	t.prompted = false
 	t.mu.Unlock()
 }

@@ -62,7 +62,8 @@ func TestPromptAndWrongConversation(t *testing.T) {
 	if err := tty.Run(t.Context(), strings.NewReader("hi\n"), &echoer{t: tty}); err != nil {
 		t.Fatal(err)
 	}
-	if got := out.String(); got != "> echo: hi\n> " {
+	// The reply takes the prompt's place, which is drawn again below it.
+	if got := out.String(); got != "> \r\x1b[Kecho: hi\n> " {
 		t.Fatalf("output %q", got)
 	}
 	if err := tty.Send(t.Context(), "discord:1", chat.Text("x")); err == nil {
@@ -399,8 +400,75 @@ func TestPromptOffersShortcutsWhileARequestIsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	want := "> Task t1 asks to run git push\ny/a/n> echo: hi\ny/a/n> Task t1 asked to run git push: denied\n> echo: hi\n> "
+	const cl = "\r\x1b[K"
+	want := "> " + cl + "Task t1 asks to run git push\ny/a/n> " + cl + "echo: hi\ny/a/n> " + cl + "Task t1 asked to run git push: denied\n> " + cl + "echo: hi\n> "
 	if got != want {
 		t.Errorf("output %q; want %q", got, want)
+	}
+}
+
+// notifyWriter is a syncWriter that says when it was written to.
+type notifyWriter struct {
+	syncWriter
+	wrote chan struct{}
+}
+
+func (n *notifyWriter) Write(p []byte) (int, error) {
+	k, err := n.syncWriter.Write(p)
+	select {
+	case n.wrote <- struct{}{}:
+	default:
+	}
+	return k, err
+}
+
+// waitFor waits until w's output is want.
+func (n *notifyWriter) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(hangCatch)
+	for n.String() != want {
+		select {
+		case <-n.wrote:
+		case <-deadline:
+			t.Fatalf("output %q; want %q", n.String(), want)
+		}
+	}
+}
+
+// TestReplyTakesThePromptsPlace: a reply that arrives while the prompt
+// waits for typing (a task's progress, its result) is not written after
+// the prompt, where it would read as typed input: it takes the prompt's
+// line and the prompt is drawn again below it. A link the reply carries
+// (the task page's) is shown under it, once.
+func TestReplyTakesThePromptsPlace(t *testing.T) {
+	w := &notifyWriter{syncWriter: syncWriter{w: &bytes.Buffer{}}, wrote: make(chan struct{}, 1)}
+	tty := term.New(w, "local", "> ")
+	tty.SetInteractive(true)
+	in, typing := io.Pipe()
+	ran := make(chan error, 1)
+	go func() { ran <- tty.Run(t.Context(), in, &echoer{t: tty}) }()
+	w.waitFor(t, "> ")
+
+	const cl = "\r\x1b[K"
+	link := chat.Action{Label: "Task page", URL: "http://127.0.0.1:8686/t/t1?exp=1&sig=x"}
+	if err := tty.Send(t.Context(), tty.ConversationID(), chat.Reply{Key: "task:t1", Text: "Task t1 on app — running", Actions: []chat.Action{{Label: "Stop", Send: "/stop"}, link}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tty.Send(t.Context(), tty.ConversationID(), chat.Reply{Text: "✅ Task t1 succeeded on app", Actions: []chat.Action{link}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "> " + cl + "Task t1 on app — running\nTask page: " + link.URL + "\n> " + cl + "✅ Task t1 succeeded on app\n> "
+	w.waitFor(t, want)
+
+	// A typed line moves the cursor below the prompt (the terminal echoes
+	// it): its reply starts on that new line; the prompt follows.
+	io.WriteString(typing, "hi\n")
+	typing.Close()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimPrefix(w.String(), want)
+	if got != "echo: hi\n> " && got != "> "+cl+"echo: hi\n> " {
+		t.Errorf("after a typed line: %q; want the reply on a line of its own, then the prompt", got)
 	}
 }
