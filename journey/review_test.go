@@ -100,6 +100,7 @@ func TestJourneyWorkflowChangeWaitsForTheOwner(t *testing.T) {
 	w.autonomous()
 	m, status := w.startTask(ownerID, "add a CI workflow to app", "add a CI workflow [file:.github/workflows/ci.yml]", "app")
 	id := taskID(t, status.Text)
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
 	held := w.awaitNew(m, heldRe(id), "the pull request that waits for the owner")
 	if !strings.Contains(held.Text, ".github/workflows/ci.yml is a CI workflow") {
 		t.Errorf("the message does not say the CI workflow holds it: %q", held.Text)
@@ -139,6 +140,7 @@ func TestJourneyReviewThatBlocksOrFailsLeavesItWaiting(t *testing.T) {
 		reviewFinding{Severity: "minor", Text: "no test for the endpoint"}))
 	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
 	id := taskID(t, status.Text)
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
 	held := w.awaitNew(m, heldRe(id), "the pull request that waits for the owner")
 	if !strings.Contains(held.Text, "Fetch's review blocks it: health.go:1: the handler prints every environment variable") {
 		t.Errorf("the message does not say the review's blocking finding: %q", held.Text)
@@ -158,6 +160,7 @@ func TestJourneyReviewThatBlocksOrFailsLeavesItWaiting(t *testing.T) {
 	w.llm.ScriptFor(reviewTool, testkit.Fail(400))
 	m2, status2 := w.startTask(ownerID, "add a readiness endpoint to app", "add a readiness endpoint [file:ready.go]", "app")
 	id2 := taskID(t, status2.Text)
+	w.awaitResult(m2, regexp.MustCompile(`✅ Task `+id2+` succeeded on app`), "the second task's result")
 	held2 := w.awaitNew(m2, heldRe(id2), "the second pull request, waiting")
 	if !strings.Contains(held2.Text, "Fetch's own review failed") {
 		t.Errorf("the message does not say the review failed: %q", held2.Text)
@@ -184,6 +187,7 @@ func TestJourneyReviewThatBlocksOrFailsLeavesItWaiting(t *testing.T) {
 	requests := len(reviewRequests(w.llm))
 	m3, status3 := w.startTask(ownerID, "add a version endpoint to app", "add a version endpoint [file:version.go]", "app")
 	id3 := taskID(t, status3.Text)
+	w.awaitResult(m3, regexp.MustCompile(`✅ Task `+id3+` succeeded on app`), "the third task's result")
 	held3 := w.awaitNew(m3, heldRe(id3), "the third pull request, waiting")
 	if !strings.Contains(held3.Text, "it changes 1 file; the limit is 0") {
 		t.Errorf("the message does not say the files limit holds it: %q", held3.Text)

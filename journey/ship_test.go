@@ -322,6 +322,7 @@ func TestJourneyAutonomousWorkspaceMerges(t *testing.T) {
 		reviewFinding{Severity: "minor", Text: "a test would help"}))
 	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
 	id := taskID(t, status.Text)
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
 	w.awaitNew(m, regexp.MustCompile(`🔀 Pull request #\d+ opened and merged for task `+id), "the merged pull request")
 	if got, ok := w.gh.File(shipRepo, "main", "health.go"); !ok || !strings.Contains(got, "fake claude was here") {
 		t.Errorf("health.go on GitHub's main = %q, %v", got, ok)
