@@ -176,6 +176,10 @@ type Response struct {
 	// Host is the entry for HostsAdd and HostsRemove, as typed (the
 	// runtime checks it).
 	Host string
+	// Setting and Value are what AutoMergeSet changes and to what, as
+	// typed (the runtime checks the value).
+	Setting string
+	Value   string
 }
 
 // command is one slash command.
@@ -225,6 +229,7 @@ func New() *Set {
 		{"pr", "/pr", "push, merge, close a task's pull request", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
 		{"use", "/use", "the workspace to work in", "/use WORKSPACE: work in that workspace from now on (/use alone lists them)", use},
 		{"allow", "/allow", "who else may talk to me (owner)", "/allow add|remove USER_ID, /allow list: who besides the owner may talk to me (owner only)", allow},
+		{"automerge", "/automerge", "when a pull request merges on its own", "/automerge, /automerge files|lines N, /automerge add|remove PATH: when Fetch may merge the selected workspace's pull requests on its own (changes owner only)", automerge},
 		{"hosts", "/hosts", "what the workspace's runs may reach (owner)", "/hosts, /hosts add|remove HOST: the hosts the selected workspace's runs may reach besides their coding CLI's own (owner only)", hosts},
 		// Taken by the conversation, which owns the coding CLIs' requests
 		// (listed here so that /help and /commands name them).

@@ -58,6 +58,7 @@ func TestJourneyGitHubEnterpriseBehindPrivateCA(t *testing.T) {
 	w.start()
 	w.ask(ownerID, "/ship app autonomous", regexp.MustCompile(`app now ships: autonomous`))
 	w.ask(ownerID, "/autonomy autonomous", regexp.MustCompile(`(?i)autonom`))
+	w.llm.ScriptFor(reviewTool, reviewAnswer("approve", "Adds the health endpoint."))
 	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
 	id := taskID(t, status.Text)
 	pr := w.awaitNew(m, regexp.MustCompile(`🔀 Pull request #\d+ opened and merged for task `+id+`.*`), "the merged pull request")
@@ -67,6 +68,9 @@ func TestJourneyGitHubEnterpriseBehindPrivateCA(t *testing.T) {
 	prs := gh.PRs(repo.FullName)
 	if len(prs) != 1 || prs[0].Head != "fetch/"+id || !prs[0].Merged {
 		t.Fatalf("pull requests on GitHub: %+v; want fetch/%s, merged", prs, id)
+	}
+	if rv := gh.Reviews(repo.FullName, prs[0].Number); len(rv) != 1 || !strings.Contains(rv[0].Body, "Fetch's review: approve") {
+		t.Errorf("reviews on the pull request: %+v; want Fetch's approving review", rv)
 	}
 	if got, ok := gh.File(repo.FullName, "main", "health.go"); !ok || !strings.Contains(got, "fake claude was here") {
 		t.Errorf("health.go on GitHub's main = %q, %v", got, ok)

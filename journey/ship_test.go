@@ -309,19 +309,49 @@ func TestJourneyReviewIsAddressed(t *testing.T) {
 // S6: in an autonomous workspace, with the owner's autonomy level at
 // autonomous, Fetch merges its pull request: the work is on main on
 // GitHub, and the worktree goes.
+//
+// Issue 28: only after Fetch's own review, shown the goal and the diff,
+// approves it; the review is on the pull request and its cost is the
+// task's.
 func TestJourneyAutonomousWorkspaceMerges(t *testing.T) {
 	t.Parallel()
 	w := newShipWorld(t, nil)
 	w.start()
-	w.ask(ownerID, "/ship app autonomous", regexp.MustCompile(`app now ships: autonomous`))
-	w.ask(ownerID, "/autonomy autonomous", regexp.MustCompile(`(?i)autonom`))
+	w.autonomous()
+	w.llm.ScriptFor(reviewTool, reviewAnswer("approve", "Adds the health endpoint the goal asks for.",
+		reviewFinding{Severity: "minor", Text: "a test would help"}))
 	m, status := w.startTask(ownerID, "add a health endpoint to app", "add a health endpoint [file:health.go]", "app")
 	id := taskID(t, status.Text)
+	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the task's result")
 	w.awaitNew(m, regexp.MustCompile(`🔀 Pull request #\d+ opened and merged for task `+id), "the merged pull request")
 	if got, ok := w.gh.File(shipRepo, "main", "health.go"); !ok || !strings.Contains(got, "fake claude was here") {
 		t.Errorf("health.go on GitHub's main = %q, %v", got, ok)
 	}
 	w.awaitNew(m, regexp.MustCompile(`🎉 Pull request #\d+ of task `+id+` was merged`), "the cleanup notice")
+
+	reqs := reviewRequests(w.llm)
+	if len(reqs) != 1 {
+		t.Fatalf("Fetch asked its LLM for %d reviews; want 1", len(reqs))
+	}
+	asked := reqs[0].Raw
+	for _, want := range []string{"add a health endpoint", "health.go", "+fake claude was here"} {
+		if !strings.Contains(asked, want) {
+			t.Errorf("the review was not shown %q (the goal and the diff): %s", want, asked)
+		}
+	}
+	prs := w.gh.PRs(shipRepo)
+	if len(prs) != 1 || !prs[0].Merged {
+		t.Fatalf("pull requests on GitHub: %+v; want one, merged", prs)
+	}
+	reviews := w.gh.Reviews(shipRepo, prs[0].Number)
+	if len(reviews) != 1 || reviews[0].User != w.gh.Login || reviews[0].State != "COMMENTED" ||
+		!strings.Contains(reviews[0].Body, "Fetch's review: approve") || !strings.Contains(reviews[0].Body, "Adds the health endpoint the goal asks for.") {
+		t.Fatalf("reviews on the pull request: %+v; want Fetch's approving review", reviews)
+	}
+	total, cli := w.taskCosts(id)
+	if !costNear(total-cli, reviewCost) {
+		t.Errorf("task %s costs $%v, its CLI $%v: the review's $%v is not counted with the task", id, total, cli, reviewCost)
+	}
 }
 
 // S7: a token that may not push: the task succeeds, its result says what

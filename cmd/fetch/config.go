@@ -15,6 +15,7 @@ import (
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/price"
+	"github.com/fetch-dev/fetch/internal/review"
 	"github.com/fetch-dev/fetch/internal/trust"
 	"github.com/fetch-dev/fetch/kennel"
 )
@@ -74,6 +75,9 @@ const (
 	envAttachTypes     = "FETCH_ATTACH_TYPES"
 	envOutMaxFiles     = "FETCH_OUT_MAX_FILES"
 	envOutMaxBytes     = "FETCH_OUT_MAX_BYTES"
+	envAutoMergeFiles  = "FETCH_AUTOMERGE_MAX_FILES"
+	envAutoMergeLines  = "FETCH_AUTOMERGE_MAX_LINES"
+	envAutoMergePaths  = "FETCH_AUTOMERGE_PATHS"
 )
 
 // secretEnv names the variables whose values are redacted from
@@ -162,6 +166,12 @@ const configHelp = `Configuration (environment):
                        without it nothing is pushed. It is Fetch's only: never given to a coding CLI.
   FETCH_GITHUB_URL     GitHub's API URL (default https://api.github.com/; Enterprise: https://HOST/api/v3/)
   FETCH_PR_POLL        how often open pull requests are checked for a merge or close (default 1m)
+  FETCH_AUTOMERGE_MAX_FILES  in an autonomous workspace, Fetch merges its pull request on its own only when
+                       it changes at most this many files (default 20; a workspace sets its own with /automerge)
+  FETCH_AUTOMERGE_MAX_LINES  ... and at most this many lines, added plus removed (default 400)
+  FETCH_AUTOMERGE_PATHS  paths that always need the owner's Merge in every workspace, comma separated (a
+                       directory ending in /, a file name such as *.sql, or a path from the root), beside CI
+                       workflows, lockfiles and dependency manifests and deploy files, which always do
   SSL_CERT_FILE, SSL_CERT_DIR  a PEM bundle and a directory of certificate authorities to trust besides the
                        system's (e.g. a GitHub Enterprise server's private CA): Fetch's GitHub calls and its own
                        git (clones, pushes) trust them; SSL_CERT_DIR is one directory
@@ -245,6 +255,10 @@ type Config struct {
 	// with its result (task.Config); zero for the defaults.
 	OutMaxFiles int
 	OutMaxBytes int
+	// AutoMerge is what a change may touch and still be merged without
+	// the owner in every workspace that /automerge does not set
+	// otherwise (zero fields: review's defaults).
+	AutoMerge review.Limits
 	// RateLimit messages per RatePer are accepted from one Discord user;
 	// RateLimit 0 turns the limit off.
 	RateLimit int
@@ -672,6 +686,19 @@ func (c *Config) loadAgent(getenv func(string) string) []string {
 	}
 	positiveInt(envOutMaxFiles, &c.OutMaxFiles, false)
 	positiveInt(envOutMaxBytes, &c.OutMaxBytes, false)
+	positiveInt(envAutoMergeFiles, &c.AutoMerge.MaxFiles, false)
+	positiveInt(envAutoMergeLines, &c.AutoMerge.MaxLines, false)
+	for _, v := range strings.Split(getenv(envAutoMergePaths), ",") {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		p, err := review.ParsePattern(v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s", envAutoMergePaths, strings.TrimPrefix(err.Error(), "review: ")))
+			continue
+		}
+		c.AutoMerge.Paths = append(c.AutoMerge.Paths, p)
+	}
 	return problems
 }
 

@@ -288,7 +288,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 	}
 	workspaces := ks.workspaces
 	b, err := newBrain(cfg, db, log, brainDeps{
-		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, log: log},
+		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, automerge: automergeSettings(cfg, db), log: log},
 		code:       code.New(workspaces),
 		tasks:      engine,
 		running:    runningTasks{engine},
@@ -334,6 +334,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Workspaces: workspaces,
 		Allowed:    x.allowed,
 		Hosts:      chatHosts(cfg, db),
+		AutoMerge:  automergeSettings(cfg, db),
 	}
 	if x.metrics != nil {
 		c.Metrics = x.metrics

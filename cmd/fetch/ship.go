@@ -7,7 +7,9 @@ import (
 	"net/http"
 
 	"github.com/fetch-dev/fetch/internal/github"
+	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/mirror"
+	"github.com/fetch-dev/fetch/internal/review"
 	"github.com/fetch-dev/fetch/internal/ship"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/workspace"
@@ -29,8 +31,13 @@ func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror
 			return nil, fmt.Errorf("%s: %w", envGitHubURL, err)
 		}
 	}
+	gate, err := newGate(cfg, db, log)
+	if err != nil {
+		return nil, err
+	}
 	return ship.New(ship.Config{
 		Store:   db,
+		Gate:    gate,
 		Mirror:  repos,
 		GitHub:  gh,
 		Token:   cfg.GitHubToken,
@@ -44,13 +51,42 @@ func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror
 	}), nil
 }
 
+// automergeSettings are the workspaces' limits for merging on their own
+// (/automerge), over the configured defaults.
+func automergeSettings(cfg Config, db *store.DB) *review.Settings {
+	return review.NewSettings(db, cfg.AutoMerge, nil)
+}
+
+// newGate builds what decides whether an autonomous workspace's pull
+// request merges without the owner: the workspace's limits and a review
+// by Fetch's own LLM (none without OPENROUTER_API_KEY: then every such
+// pull request waits for the owner), its cost counted within Fetch's LLM
+// budgets.
+func newGate(cfg Config, db *store.DB, log *slog.Logger) (*review.Gate, error) {
+	rc := review.Config{
+		Store:    db,
+		Settings: automergeSettings(cfg, db),
+		Budget:   review.Budget{DayTokens: cfg.BudgetDayTokens, DayCost: cfg.BudgetDayUSD, TaskDayCost: cfg.DailyBudgetUSD},
+		Logger:   log.With("component", "review"),
+	}
+	if cfg.OpenRouter != "" {
+		client, err := llm.New(llm.Config{BaseURL: cfg.LLMURL, APIKey: cfg.OpenRouter, Model: cfg.Model, Logger: log.With("component", "llm", "for", "review")})
+		if err != nil {
+			return nil, err
+		}
+		rc.LLM, rc.Model = client, cfg.Model
+	}
+	return review.New(rc), nil
+}
+
 // shippedWorkspaces is the workspace registry as the agent uses it: a
 // workspace cloned from the configured GitHub records its repository for
 // shipping, and a deleted one's shipping settings and mirror go with it.
 type shippedWorkspaces struct {
 	*workspace.Registry
-	shipper *ship.Shipper
-	log     *slog.Logger
+	shipper   *ship.Shipper
+	automerge *review.Settings
+	log       *slog.Logger
 }
 
 func (w shippedWorkspaces) Clone(ctx context.Context, name, url string) (workspace.Info, error) {
@@ -72,6 +108,11 @@ func (w shippedWorkspaces) Delete(ctx context.Context, name string) error {
 	}
 	if err := w.shipper.Forget(ctx, name); err != nil {
 		w.log.Warn("forget a deleted workspace's shipping", "workspace", name, "err", err)
+	}
+	if w.automerge != nil {
+		if err := w.automerge.Forget(ctx, name); err != nil {
+			w.log.Warn("forget a deleted workspace's limits for merging", "workspace", name, "err", err)
+		}
 	}
 	return nil
 }

@@ -190,7 +190,7 @@ func workspaceCommand(ctx context.Context, sub string, n [2]int, args []string, 
 	// The agent's tools go through the same registry: a clone from the
 	// configured GitHub records its repository for shipping, a deletion
 	// forgets the workspace's shipping.
-	ws := shippedWorkspaces{Registry: ks.workspaces, shipper: shipper, log: log}
+	ws := shippedWorkspaces{Registry: ks.workspaces, shipper: shipper, automerge: automergeSettings(cfg, db), log: log}
 	audit := func(action, detail string) {
 		if err := db.Audit(ctx, store.AuditEntry{Actor: "fetch workspace", Action: action, Detail: detail}); err != nil {
 			log.Error("audit", "action", action, "err", err)

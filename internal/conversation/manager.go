@@ -71,6 +71,12 @@ type Shipping interface {
 	Describe(ctx context.Context, workspace string) string
 }
 
+// AutoMerge carries out /automerge: when a workspace's pull requests
+// merge on their own (inside the command's transaction, like Scheduler).
+type AutoMerge interface {
+	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
+}
+
 // Memory keeps what happened outside the agent's turns (a task's result)
 // in the conversation's history, so that the agent knows of it.
 type Memory interface {
@@ -147,6 +153,9 @@ type Config struct {
 	// Hosts carries out /hosts and describes the way out for /status;
 	// nil: /hosts is not available.
 	Hosts Hosts
+	// AutoMerge carries out /automerge (like Scheduler); nil: /automerge
+	// is not available.
+	AutoMerge AutoMerge
 	// Engines describes the Docker engines and their load for /status;
 	// nil when Fetch uses only the local one.
 	Engines func(ctx context.Context) string

@@ -63,6 +63,8 @@ func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 		return s.applied(it, r, s.m.cfg.Allowed), true
 	case instincts.HostsList, instincts.HostsAdd, instincts.HostsRemove:
 		return s.applied(it, r, s.m.cfg.Hosts), true
+	case instincts.AutoMergeShow, instincts.AutoMergeSet:
+		return s.applied(it, r, s.m.cfg.AutoMerge), true
 	case instincts.SetAutonomy:
 		return effect{write: func(ctx context.Context, tx *sql.Tx) ([]chat.Reply, func(), error) {
 			if err := s.m.cfg.Store.SetAutonomyTx(ctx, tx, s.c.id, string(r.Autonomy)); err != nil {

@@ -375,7 +375,7 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 		return []chat.Reply{chat.Text(s.prAction(ctx, r))}
 	case instincts.SetAutonomy, instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume,
 		instincts.WatchOn, instincts.WatchOff, instincts.ShipMode, instincts.UseWorkspace, instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList,
-		instincts.HostsList, instincts.HostsAdd, instincts.HostsRemove:
+		instincts.HostsList, instincts.HostsAdd, instincts.HostsRemove, instincts.AutoMergeShow, instincts.AutoMergeSet:
 		// Effects: see session.effect.
 	}
 	return []chat.Reply{chat.Text(r.Reply)}

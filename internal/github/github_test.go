@@ -349,6 +349,42 @@ func TestReviewComments(t *testing.T) {
 	}
 }
 
+// CreateReview posts a review as GitHub takes it: a comment review by the
+// pull request's author is recorded on the head commit and read back
+// with the others; an approval or a request for changes by the author is
+// refused (422), as is a comment without a body.
+func TestCreateReview(t *testing.T) {
+	w := newWorld(t)
+	pr := w.open(t)
+	head := w.gh.Tip(w.repo.FullName, branch)
+	rv, err := w.client.CreateReview(t.Context(), owner, name, pr.Number, head, "**Fetch's review: approve**", github.CommentReview)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.ID == 0 || rv.State != "COMMENTED" || !strings.Contains(rv.URL, fmt.Sprintf("/pull/%d#pullrequestreview-", pr.Number)) {
+		t.Errorf("CreateReview = %+v", rv)
+	}
+	got := w.gh.Reviews(w.repo.FullName, pr.Number)
+	if len(got) != 1 || got[0].User != w.gh.Login || got[0].Commit != head || got[0].Body != "**Fetch's review: approve**" {
+		t.Errorf("reviews on GitHub: %+v", got)
+	}
+	cs, err := w.client.ReviewComments(t.Context(), owner, name, pr.Number)
+	if err != nil || len(cs) != 1 || cs[0].State != "COMMENTED" {
+		t.Errorf("ReviewComments = %+v, %v", cs, err)
+	}
+	for _, tc := range []struct {
+		event github.ReviewEvent
+		body  string
+	}{{github.Approve, "LGTM"}, {github.RequestChanges, "no"}, {github.CommentReview, ""}} {
+		if _, err := w.client.CreateReview(t.Context(), owner, name, pr.Number, "", tc.body, tc.event); !errors.Is(err, github.ErrRejected) {
+			t.Errorf("CreateReview %s by the author, body %q: %v; want ErrRejected", tc.event, tc.body, err)
+		}
+	}
+	if n := len(w.gh.Reviews(w.repo.FullName, pr.Number)); n != 1 {
+		t.Errorf("%d reviews after the refused ones, want 1", n)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	pr := github.NewPR{Title: "Task 1", Head: branch, Base: "main"}
 	openPR := func(c *github.Client) error {

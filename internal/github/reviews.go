@@ -94,3 +94,39 @@ func (c *Client) ReviewComments(ctx context.Context, owner, name string, number 
 	slices.SortStableFunc(out, func(a, b Comment) int { return a.At.Compare(b.At) })
 	return out, nil
 }
+
+// ReviewEvent is what a review does to a pull request.
+type ReviewEvent string
+
+const (
+	// CommentReview comments without approving or requesting changes:
+	// what the author of a pull request may post on it (GitHub refuses
+	// the others from the author, 422 "Can not approve your own pull
+	// request").
+	CommentReview ReviewEvent = "COMMENT"
+	Approve       ReviewEvent = "APPROVE"
+	// RequestChanges blocks the pull request where reviews are required.
+	RequestChanges ReviewEvent = "REQUEST_CHANGES"
+)
+
+// Review is a review as GitHub recorded it.
+type Review struct {
+	ID    int64
+	State string
+	URL   string
+}
+
+// CreateReview posts a review of pull request number at commit sha (the
+// head Fetch pushed; "" for the pull request's head) with body (Markdown)
+// and event.
+func (c *Client) CreateReview(ctx context.Context, owner, name string, number int, sha, body string, event ReviewEvent) (Review, error) {
+	req := &gh.PullRequestReviewRequest{Body: gh.Ptr(body), Event: gh.Ptr(string(event))}
+	if sha != "" {
+		req.CommitID = gh.Ptr(sha)
+	}
+	r, _, err := c.gh.PullRequests.CreateReview(ctx, owner, name, number, req)
+	if err != nil {
+		return Review{}, classify(fmt.Sprintf("review %s/%s#%d", owner, name, number), err)
+	}
+	return Review{ID: r.GetID(), State: r.GetState(), URL: r.GetHTMLURL()}, nil
+}

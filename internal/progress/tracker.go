@@ -407,10 +407,12 @@ func Shipped(t task.Task, errText string) chat.Reply {
 		}
 		actions = append(actions, chat.Action{Label: "Close", Send: ShipCommand + " close " + t.ID, Style: chat.Danger})
 	}
-	return chat.Reply{
-		Text:    clip(fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200)), maxText),
-		Actions: actions,
+	text := fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200))
+	if t.PR.State == "open" && t.PR.Held != "" {
+		// Said last and whole where it fits: why an autonomous merge waits.
+		text = clip(text, maxText/2) + "\n⏸️ Waits for your Merge: " + strings.TrimSuffix(t.PR.Held, ".") + "."
 	}
+	return chat.Reply{Text: clip(text, maxText), Actions: actions}
 }
 
 // PRChanged is the message that a task's pull request was merged or

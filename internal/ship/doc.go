@@ -11,7 +11,10 @@
 // Every workspace has a shipping mode (table workspace_ship): pr-required
 // (the default: push and open a pull request, never touch the base
 // branch), autonomous (may also merge its own pull request) and local
-// (never push). The GitHub repository of a workspace is recorded when it is
+// (never push). An autonomous merge goes through a Gate (package review):
+// the change within the workspace's limits and approved by Fetch's own
+// review, which is posted on the pull request; anything else leaves the
+// pull request open with PR.Held saying why it waits for the owner. The GitHub repository of a workspace is recorded when it is
 // cloned from GitHub, or read once from its origin at the first shipment
 // and kept: the origin is in a kennel-written .git/config, so it is not
 // read again afterwards.

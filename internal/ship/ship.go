@@ -34,6 +34,9 @@ type Config struct {
 	Origin func(ctx context.Context, ws string) (string, error)
 	// Exists tells whether a workspace exists (/ship refuses others).
 	Exists func(ctx context.Context, ws string) error
+	// Gate decides whether an autonomous workspace's pull request is
+	// merged without the owner; nil merges none on its own.
+	Gate   Gate
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -47,6 +50,7 @@ type Shipper struct {
 	token  string
 	host   string
 	origin func(ctx context.Context, ws string) (string, error)
+	gate   Gate
 	log    *slog.Logger
 	now    func() time.Time
 
@@ -67,7 +71,7 @@ func New(cfg Config) *Shipper {
 		host = "github.com"
 	}
 	return &Shipper{store: cfg.Store, exists: cfg.Exists, mirror: cfg.Mirror, gh: cfg.GitHub, token: cfg.Token, host: host,
-		origin: cfg.Origin, log: cfg.Logger, now: now, locks: map[string]*sync.Mutex{}}
+		origin: cfg.Origin, gate: cfg.Gate, log: cfg.Logger, now: now, locks: map[string]*sync.Mutex{}}
 }
 
 // WebHost derives the web host of a GitHub from its API URL: api.github.com
@@ -103,6 +107,9 @@ func (s *Shipper) lock(ws string) func() {
 type Work struct {
 	TaskID    string
 	Workspace string
+	// ConversationID is the task's conversation ("" from the command
+	// line): the review's cost is its too.
+	ConversationID string
 	// Path is the workspace's host path (it selects the kennel); Dir is
 	// the task's worktree.
 	Path, Dir string
@@ -130,6 +137,11 @@ type PR struct {
 	// MayMerge: the workspace's mode lets the owner merge it from chat
 	// (autonomous); known right after shipping, not stored.
 	MayMerge bool `json:"-"`
+	// Held says why an autonomous workspace's pull request that Fetch
+	// would have merged on its own waits for the owner's Merge (a limit,
+	// a path, the review's blocking findings, a review that could not be
+	// made); known right after shipping, not stored.
+	Held string `json:"-"`
 }
 
 // Result is what a shipment did.
@@ -140,6 +152,8 @@ type Result struct {
 	// Mode is the workspace's mode; Remote its repository.
 	Mode   Mode
 	Remote Remote
+	// Reviews counts the reviews Fetch posted on the pull request.
+	Reviews int
 }
 
 // Ship pushes a task's branch and opens its pull request, or finds the one
@@ -221,11 +235,7 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 	res.PR = PR{Number: pr.Number, URL: pr.URL, State: "open", MayMerge: st.Mode == Autonomous}
 	s.log.Info("task shipped", "task", w.TaskID, "repo", st.Remote.Owner+"/"+st.Remote.Repo, "pr", pr.Number, "commit", head)
 	if st.Mode == Autonomous && w.AutoMerge {
-		if _, err := s.gh.Merge(ctx, st.Remote.Owner, st.Remote.Repo, pr.Number, head, github.MergeCommit); err != nil {
-			s.log.Warn("merge the pull request of an autonomous workspace", "task", w.TaskID, "pr", pr.Number, "err", err)
-		} else {
-			res.PR.State = "merged"
-		}
+		s.autoMerge(ctx, w, st, pr.Number, onto, head, &res)
 	}
 	return res, nil
 }

@@ -91,6 +91,8 @@ type worldOptions struct {
 	script string
 	// maxScan is the mirror's Config.MaxScan.
 	maxScan int
+	// gate decides autonomous merges (Config.Gate).
+	gate ship.Gate
 }
 
 func newWorldWith(t *testing.T, o worldOptions) *world {
@@ -160,7 +162,7 @@ func newWorldWith(t *testing.T, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := ship.New(ship.Config{Store: db, Mirror: m, GitHub: client, Token: gh.Token, WebHost: ship.WebHost(gh.APIURL), Logger: log,
+	sh := ship.New(ship.Config{Store: db, Mirror: m, GitHub: client, Token: gh.Token, WebHost: ship.WebHost(gh.APIURL), Logger: log, Gate: o.gate,
 		Origin: func(context.Context, string) (string, error) { return repo.CloneURL, nil }})
 	return &world{gh: gh, repo: repo, ws: ws, sh: sh, db: db, base: strings.TrimSpace(out.String()), root: m}
 }

@@ -32,6 +32,21 @@ func (db *DB) AddUsage(ctx context.Context, conversationID string, u Usage) erro
 	return nil
 }
 
+// AddTaskUsage records what one completion made for task taskID (Fetch's
+// review of its change) cost, tied to the task at once: the task's total
+// counts it from its next save (tasks.cost_usd = cli_cost_usd + its
+// completions).
+func (db *DB) AddTaskUsage(ctx context.Context, conversationID, taskID string, u Usage) error {
+	now := db.Now()
+	_, err := db.db.ExecContext(ctx,
+		"INSERT INTO llm_usage (conversation_id, day, at, prompt_tokens, completion_tokens, cost, task_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		conversationID, Day(now), FormatTime(now), u.PromptTokens, u.CompletionTokens, u.Cost, taskID)
+	if err != nil {
+		return fmt.Errorf("store: add usage of task %s: %w", taskID, describe(err))
+	}
+	return nil
+}
+
 // Grant is extra budget the owner granted for a day.
 type Grant struct {
 	Tokens int

@@ -118,7 +118,7 @@ func clipRunes(s string, n int) string {
 
 // shipWork is what the shipper needs of a task.
 func (e *Engine) shipWork(t Task) ship.Work {
-	w := ship.Work{TaskID: t.ID, Workspace: t.Workspace, Dir: t.Worktree, Branch: t.Branch, Base: t.Base, Goal: t.Goal, Summary: t.Summary}
+	w := ship.Work{TaskID: t.ID, Workspace: t.Workspace, ConversationID: t.ConversationID, Dir: t.Worktree, Branch: t.Branch, Base: t.Base, Goal: t.Goal, Summary: t.Summary}
 	if p, err := e.cfg.Workspaces.Path(t.Workspace); err == nil {
 		w.Path = p
 	}
@@ -176,6 +176,8 @@ func (e *Engine) applyShip(t *Task, res ship.Result, err error, ok State) State 
 	switch {
 	case err == nil:
 		t.Pushed, t.PR = res.Pushed, res.PR
+		// Fetch's own reviews are not news to tell the owner of.
+		t.PRReviews += res.Reviews
 		return ok
 	case errors.As(err, &conflict):
 		files := e.store.Scrub(strings.Join(conflict.Files, ", "))

@@ -51,7 +51,7 @@ import (
 //
 // Tests arrange the world through its methods (AddRepo, SetPublic, Archive, Commit,
 // Protect, MergePR, AddReview, AddReviewComment, NewToken,
-// SetReadOnly, FailNext, RateLimitNext, Close) and read what the client did (PRs, Branches,
+// SetReadOnly, FailNext, RateLimitNext, Close) and read what the client did (PRs, Reviews, Branches,
 // Tip, File, Requests, NotModified, Authorizations). The methods fail the
 // test on error and are safe for concurrent use; they take repositories
 // as "owner/name".
@@ -668,6 +668,7 @@ func (g *GitHub) routes() {
 	g.route("GET /repos/{owner}/{repo}/pulls/{number}/merge", g.getMerged)
 	g.route("PUT /repos/{owner}/{repo}/pulls/{number}/merge", g.mergePull)
 	g.route("GET /repos/{owner}/{repo}/pulls/{number}/reviews", g.listReviews)
+	g.route("POST /repos/{owner}/{repo}/pulls/{number}/reviews", g.createReview)
 	g.route("GET /repos/{owner}/{repo}/pulls/{number}/comments", g.listComments)
 	g.route("GET /repos/{owner}/{repo}/git/ref/heads/{branch...}", g.getRef)
 	g.route("GET /repos/{owner}/{repo}/git/refs/heads/{branch...}", g.getRef)
@@ -1238,19 +1239,121 @@ func (g *GitHub) listReviews(q *ghReq) (int, any) {
 	if p == nil {
 		return http.StatusNotFound, ghError("Not Found", 404, ghDocs)
 	}
-	full := q.repo.owner + "/" + q.repo.name
 	list := ghList{}
 	for _, rv := range p.reviews {
-		list = append(list, map[string]any{
-			"id": rv.id, "node_id": fmt.Sprintf("PRR_%d", rv.id), "user": g.userJSON(rv.user),
-			"body": rv.body, "state": rv.state, "commit_id": rv.commit,
-			"submitted_at":       ghTime(rv.at),
-			"html_url":           fmt.Sprintf("%s%s/pull/%d#pullrequestreview-%d", g.URL, full, p.number, rv.id),
-			"pull_request_url":   fmt.Sprintf("%srepos/%s/pulls/%d", g.APIURL, full, p.number),
-			"author_association": "COLLABORATOR",
-		})
+		list = append(list, g.reviewJSON(q.repo, p, rv))
 	}
 	return http.StatusOK, list
+}
+
+// reviewJSON is a review as GitHub shows it (list, create).
+func (g *GitHub) reviewJSON(r *ghRepo, p *ghPull, rv ghReview) map[string]any {
+	full := r.owner + "/" + r.name
+	return map[string]any{
+		"id": rv.id, "node_id": fmt.Sprintf("PRR_%d", rv.id), "user": g.userJSON(rv.user),
+		"body": rv.body, "state": rv.state, "commit_id": rv.commit,
+		"submitted_at":       ghTime(rv.at),
+		"html_url":           fmt.Sprintf("%s%s/pull/%d#pullrequestreview-%d", g.URL, full, p.number, rv.id),
+		"pull_request_url":   fmt.Sprintf("%srepos/%s/pulls/%d", g.APIURL, full, p.number),
+		"author_association": "COLLABORATOR",
+	}
+}
+
+// createReview is POST pulls/{n}/reviews as GitHub answers it: event
+// APPROVE, REQUEST_CHANGES or COMMENT submits the review at once (state
+// APPROVED, CHANGES_REQUESTED, COMMENTED); no event leaves it PENDING (one
+// per user and pull request). The author of the pull request (every
+// token's user here) may not approve it or request changes on it: 422
+// "Can not approve your own pull request" and "Can not request changes on
+// your own pull request". REQUEST_CHANGES and COMMENT need a body (the
+// first message is GitHub's; the second's wording is the fake's). A
+// commit_id that is not a commit of the repository is refused too. Line
+// comments (comments[]) are not modelled: a request with them is 422.
+func (g *GitHub) createReview(q *ghReq) (int, any) {
+	p := pathPull(q)
+	if p == nil {
+		return http.StatusNotFound, ghError("Not Found", 404, ghDocs+"/pulls/reviews#create-a-review-for-a-pull-request")
+	}
+	var in struct {
+		CommitID string            `json:"commit_id"`
+		Body     string            `json:"body"`
+		Event    string            `json:"event"`
+		Comments []json.RawMessage `json:"comments"`
+	}
+	if err := json.NewDecoder(q.r.Body).Decode(&in); err != nil {
+		return http.StatusBadRequest, ghError("Problems parsing JSON", 400, ghDocs)
+	}
+	unprocessable := func(msg string) (int, any) {
+		return http.StatusUnprocessableEntity, map[string]any{"message": "Unprocessable Entity", "errors": []string{msg},
+			"documentation_url": ghDocs + "/pulls/reviews#create-a-review-for-a-pull-request", "status": "422"}
+	}
+	state := ""
+	switch in.Event {
+	case "APPROVE":
+		state = "APPROVED"
+		if p.user == g.Login {
+			return unprocessable("Can not approve your own pull request")
+		}
+	case "REQUEST_CHANGES":
+		state = "CHANGES_REQUESTED"
+		if p.user == g.Login {
+			return unprocessable("Can not request changes on your own pull request")
+		}
+		if strings.TrimSpace(in.Body) == "" {
+			return unprocessable("You need to leave a comment indicating the requested changes.")
+		}
+	case "COMMENT":
+		state = "COMMENTED"
+		if strings.TrimSpace(in.Body) == "" {
+			return unprocessable("You need to leave a comment.")
+		}
+	case "":
+		state = "PENDING"
+		for _, rv := range p.reviews {
+			if rv.state == "PENDING" && rv.user == g.Login {
+				return unprocessable("User can only have one pending review per pull request")
+			}
+		}
+	default:
+		return ghValidation(map[string]any{"resource": "PullRequestReview", "field": "event", "code": "invalid"})
+	}
+	if len(in.Comments) > 0 {
+		return unprocessable("fake: review comments are not modelled")
+	}
+	commit := p.headSHA
+	if in.CommitID != "" {
+		if _, err := g.gitRun(q.ctx, q.repo.dir, nil, "cat-file", "-e", in.CommitID+"^{commit}"); err != nil {
+			return unprocessable("Commit " + in.CommitID + " is not part of the pull request")
+		}
+		commit = in.CommitID
+	}
+	g.nextID++
+	now := time.Now().UTC()
+	rv := ghReview{id: g.nextID, user: g.Login, state: state, body: in.Body, commit: commit}
+	if state != "PENDING" {
+		rv.at = now
+		p.updated = now
+	}
+	p.reviews = append(p.reviews, rv)
+	return http.StatusOK, g.reviewJSON(q.repo, p, rv)
+}
+
+// GitHubReview is a review of a pull request of the fake.
+type GitHubReview struct {
+	User, State, Body, Commit string
+}
+
+// Reviews returns pull request number's reviews, oldest first.
+func (g *GitHub) Reviews(repo string, number int) []GitHubReview {
+	g.t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := g.pull(g.repo(repo), number)
+	var out []GitHubReview
+	for _, rv := range p.reviews {
+		out = append(out, GitHubReview{User: rv.user, State: rv.state, Body: rv.body, Commit: rv.commit})
+	}
+	return out
 }
 
 func (g *GitHub) listComments(q *ghReq) (int, any) {

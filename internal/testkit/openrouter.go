@@ -149,6 +149,7 @@ type OpenRouter struct {
 
 	mu       sync.Mutex
 	script   []Step
+	byTool   map[string][]Step
 	requests []Request
 	calls    int
 }
@@ -179,6 +180,41 @@ func (f *OpenRouter) Script(steps ...Step) {
 	f.mu.Lock()
 	f.script = append(f.script, steps...)
 	f.mu.Unlock()
+}
+
+// ScriptFor appends answers for the requests that offer tool (by name),
+// kept apart from Script's: a request that offers tool takes the next of
+// these, and no other request does. A call that runs beside a
+// conversation's (Fetch's review of a change, which offers
+// submit_review) is scripted this way, whatever order the two come in.
+func (f *OpenRouter) ScriptFor(tool string, steps ...Step) {
+	f.mu.Lock()
+	if f.byTool == nil {
+		f.byTool = map[string][]Step{}
+	}
+	f.byTool[tool] = append(f.byTool[tool], steps...)
+	f.mu.Unlock()
+}
+
+// next takes the answer for a request offering tools: the next of
+// ScriptFor's for the first of them that has a script of its own, else
+// the next of Script's. The caller holds f.mu.
+func (f *OpenRouter) next(tools []string) (Step, bool) {
+	for _, tool := range tools {
+		if q, ok := f.byTool[tool]; ok {
+			if len(q) == 0 {
+				return Step{}, false
+			}
+			f.byTool[tool] = q[1:]
+			return q[0], true
+		}
+	}
+	if len(f.script) == 0 {
+		return Step{}, false
+	}
+	step := f.script[0]
+	f.script = f.script[1:]
+	return step, true
 }
 
 // Requests returns every request received so far.
@@ -216,14 +252,13 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 		orWriteError(w, http.StatusBadRequest, "Provider returned error: "+req.Violation)
 		return
 	}
-	if len(f.script) == 0 {
+	step, ok := f.next(req.Tools())
+	if !ok {
 		f.mu.Unlock()
-		f.t.Errorf("fake openrouter: request %d found no scripted answer", len(f.requests)-1)
+		f.t.Errorf("fake openrouter: request %d (tools %v) found no scripted answer", len(f.requests)-1, req.Tools())
 		orWriteError(w, http.StatusInternalServerError, "fake: no scripted answer")
 		return
 	}
-	step := f.script[0]
-	f.script = f.script[1:]
 	f.calls++
 	id := fmt.Sprintf("gen-%d", f.calls)
 	f.mu.Unlock()
