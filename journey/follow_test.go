@@ -87,7 +87,7 @@ func TestJourneyFollowUpAddsToTheBranchAndPullRequest(t *testing.T) {
 	}
 }
 
-// F2: `fetch task run --wait` is interrupted (Ctrl-C) while the CLI works;
+// F2: `fetch task run --wait` is interrupted (Ctrl-C twice: cancel) while the CLI works;
 // `fetch task continue` then resumes the CLI's own session, which the
 // interrupted run had told, on the task's branch.
 func TestJourneyFollowUpAfterAnInterruptedRunResumesTheSession(t *testing.T) {
@@ -102,7 +102,15 @@ func TestJourneyFollowUpAfterAnInterruptedRunResumesTheSession(t *testing.T) {
 		}
 		return id != "" && strings.Contains(out, "Still working (2/120)")
 	})
-	p.interrupt(t)
+	// Ctrl-C leaves the task running; a second one cancels it.
+	ctrlC(t, p)
+	until(t, waitTimeout, "the offer to cancel with a second Ctrl-C", func() bool {
+		return strings.Contains(p.log.String(), "Ctrl-C again within")
+	})
+	ctrlC(t, p)
+	if code := exited(t, p, 2*interruptGrace); code != 3 {
+		t.Fatalf("fetch task run --wait exited %d after two Ctrl-C; want 3 (cancelled)\n%s", code, p.log.String())
+	}
 	shown, err := w.fetchCLI("task", "show", "--json", id)
 	if err != nil {
 		t.Fatalf("fetch task show: %v\n%s", err, shown)

@@ -8,12 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -34,7 +32,8 @@ const taskUsage = `Usage:
   fetch task run --workspace W [--harness H] [--model M] [--attach FILE]... [--queue] [--wait] [--ask] [--over-budget] "goal"
   fetch task ls [--all] [--workspace W]
   fetch task show [--json] ID
-  fetch task log [--json] ID
+  fetch task log [--json] [-f] ID
+  fetch task apply ID [DIR]
   fetch task cancel ID
   fetch task answer ID "answer"
   fetch task continue [--attach FILE]... ID "what to do next"
@@ -62,7 +61,14 @@ haiku or a claude-… id; codex: gpt-…); a name the CLI does not take is
 refused with the ones it takes.
 --wait follows the task to its end, printing its steps; the exit code
 then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
-waiting for an answer, 3 cancelled.
+waiting for an answer, 3 cancelled. The task runs in a worker process of
+its own either way: Ctrl-C leaves it running (exit code 4; follow it
+again with log -f, stop it with cancel), and a second Ctrl-C within 3
+seconds cancels it and waits for its end (exit code 3).
+
+log prints a task's event log; -f (--follow) goes on printing it as the
+task works, whichever Fetch process runs it, until the task ends or
+asks, then prints how it ended, with --wait's exit codes.
 
 continue gives a task what to do next. An ended task (succeeded, failed,
 cancelled, needs attention) runs again on its own branch: the CLI resumes
@@ -105,7 +111,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		return nil
 	}
 	sub, rest := args[0], args[1:]
-	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1, "continue": 2, "retry": 1, "withdraw": 1}
+	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "apply": 2, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1, "continue": 2, "retry": 1, "withdraw": 1}
 	n, known := want[sub]
 	if !known {
 		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
@@ -138,7 +144,12 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		asJSON  = fs.Bool("json", false, "JSON output")
 		all     = fs.Bool("all", false, "list every task, not only the last 20")
 		showAll = fs.Bool("help", false, "help")
+		follow  bool
+		report  = fs.Bool("report", false, "") // the worker's: say how the task started (startWorker)
+		adoptF  = fs.Bool("adopt", false, "")  // the worker's: adopt the runs killed processes left
 	)
+	fs.BoolVar(&follow, "f", false, "follow the log until the task ends")
+	fs.BoolVar(&follow, "follow", false, "follow the log until the task ends")
 	fs.Var(&files, "attach", "a file for the CLI (repeatable)")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil || *showAll {
@@ -148,7 +159,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, taskUsage)
 	}
-	if len(pos) != n {
+	if len(pos) != n && !(sub == "apply" && len(pos) == 1) {
 		return fmt.Errorf("%w: takes %d argument(s), got %d\n\n%s", errUsage, n, len(pos), taskUsage)
 	}
 	if sub == "run" && *ws == "" {
@@ -161,15 +172,16 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer db.Close()
 	clean := inert(red)
-	// run --wait, the one command that stays to the end of something the
-	// user started, also follows the runs that killed processes left.
-	adopt := sub == "run" && *wait
+	// The worker of run --wait, the one command that stays to the end of
+	// something the user started, also follows the runs that killed
+	// processes left.
+	adopt := sub == "follow" && *adoptF
 	var obs task.Observer
-	if adopt || sub == "follow" || sub == "answer" || sub == "continue" || sub == "retry" {
+	if sub == "follow" || sub == "answer" || sub == "continue" || sub == "retry" {
 		obs = &printer{w: stdout, clean: clean}
 	}
 	// ls, show and log read the database only: no engine to dial.
-	ks, err := newKennels(ctx, cfg, db, log, sub != "ls" && sub != "show" && sub != "log" && sub != "withdraw")
+	ks, err := newKennels(ctx, cfg, db, log, sub != "ls" && sub != "show" && sub != "log" && sub != "withdraw" && sub != "apply")
 	if err != nil {
 		return err
 	}
@@ -200,32 +212,32 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *ask {
 			mode = task.Ask
 		}
-		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Model: *model, Queue: *queue, Defer: !*wait, Mode: mode, Attachments: atts})
+		// A worker runs the task, with --wait too (task_wait.go).
+		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Model: *model, Queue: *queue, Defer: true, Mode: mode, Attachments: atts})
+		if err != nil {
+			return err
+		}
+		w, err := startWorker(cfg, getenv, t.ID, *wait)
 		if err != nil {
 			return err
 		}
 		if !*wait {
-			if err := spawnWorker(cfg, getenv, t.ID); err != nil {
-				return err
-			}
 			fmt.Fprintf(stdout, "%s\n", t.ID)
 			return nil
 		}
-		where := "branch " + t.Branch
-		if t.Mode == task.Ask {
-			where = "read-only, no branch"
-		}
-		fmt.Fprintf(stdout, "Task %s %s on %s (%s), %s\n", t.ID, t.State, t.Workspace, t.Harness, where)
-		return waitTask(ctx, engine, t.ID, stdout, clean)
+		return waitDetachable(ctx, engine, t.ID, stdout, clean, followWorker(engine, w, cleanTask(t, clean), stdout, clean))
 	case "follow":
-		// The worker behind fetch task run without --wait.
+		// The worker behind fetch task run: it runs the task, or waits
+		// for its turn when it is queued.
 		t, err := engine.Start(ctx, pos[0])
+		if *report {
+			reportStart(t, err)
+		}
 		if err != nil {
 			return err
 		}
 		if t.State != task.Running {
-			log.Info("task stays queued", "task", t.ID)
-			return nil
+			log.Info("task queued; waiting for its turn", "task", t.ID)
 		}
 		return waitTask(ctx, engine, t.ID, stdout, clean)
 	case "ls":
@@ -246,15 +258,19 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *asJSON {
 			return writeJSON(stdout, t)
 		}
-		printTask(stdout, t, clean, filepath.Join(cfg.DataDir, "repos"))
+		printTask(stdout, t, clean)
 	case "log":
-		if *asJSON {
-			return engine.Export(ctx, pos[0], stdout)
+		return logTask(ctx, engine, pos[0], follow, *asJSON, stdout, clean)
+	case "apply":
+		t, err := engine.Get(ctx, pos[0])
+		if err != nil {
+			return err
 		}
-		return engine.Log(ctx, pos[0], func(le task.LogEntry) error {
-			fmt.Fprintln(stdout, logLine(le, clean))
-			return nil
-		})
+		dir := "."
+		if len(pos) == 2 {
+			dir = pos[1]
+		}
+		return applyTask(ctx, t, filepath.Join(cfg.DataDir, "repos", t.Workspace+".git"), dir, []string{cfg.Workspaces, cfg.DataDir}, stdout, clean)
 	case "cancel":
 		if err := engine.Cancel(ctx, pos[0]); err != nil {
 			return err
@@ -359,41 +375,6 @@ func waitTask(ctx context.Context, engine *task.Engine, id string, stdout io.Wri
 	return nil
 }
 
-// spawnWorker starts `fetch task follow ID` in its own session, so that
-// the task runs on after this command returns. Its output goes to
-// DataDir/tasks/ID.out.
-func spawnWorker(cfg Config, getenv func(string) string, id string) error {
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	dir := filepath.Join(cfg.DataDir, "tasks")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	out, err := os.OpenFile(filepath.Join(dir, id+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	defer out.Close()
-	cmd := exec.Command(self, "task", "follow", id)
-	cmd.Env = os.Environ()
-	for _, k := range taskEnv {
-		if v := getenv(k); v != "" {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
-	for k, v := range cfg.Credentials {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	return cmd.Process.Release()
-}
-
 // inert is how fetch task prints text from the world (goals, CLI output,
 // errors): control sequences stripped, then secrets redacted, before any
 // of it is cut to fit.
@@ -461,7 +442,7 @@ func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) st
 	tw.Flush()
 }
 
-func printTask(w io.Writer, t task.Task, clean func(string) string, repos string) {
+func printTask(w io.Writer, t task.Task, clean func(string) string) {
 	t = cleanTask(t, clean)
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	row := func(k, v string) {
@@ -498,11 +479,9 @@ func printTask(w io.Writer, t task.Task, clean func(string) string, repos string
 	}
 	row("Shipping", t.ShipError)
 	row("Patch", t.PatchPath)
-	if t.Mode == task.Work && len(t.Commits) > 0 {
-		// From Fetch's own repository: the workspace's folder is the
-		// kennel's (and git there is refused as another user's).
-		row("Take it", fmt.Sprintf("git fetch %s %s && git checkout FETCH_HEAD", filepath.Join(repos, t.Workspace+".git"), t.Branch))
-	}
+	// From Fetch's own repository, into the owner's clone: the
+	// workspace's folder is the kennel's.
+	row("Take it", progress.TakeIt(t))
 	tw.Flush()
 	if len(t.Files) > 0 {
 		fmt.Fprintf(w, "Files (+%d −%d):\n", t.Added(), t.Removed())
