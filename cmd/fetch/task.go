@@ -64,7 +64,8 @@ then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
 waiting for an answer, 3 cancelled. The task runs in a worker process of
 its own either way: Ctrl-C leaves it running (exit code 4; follow it
 again with log -f, stop it with cancel), and a second Ctrl-C within 3
-seconds cancels it and waits for its end (exit code 3).
+seconds cancels it and waits for its end (exit code 3). continue, retry
+and answer follow the run they start the same way.
 
 log prints a task's event log; -f (--follow) goes on printing it as the
 task works, whichever Fetch process runs it, until the task ends or
@@ -83,6 +84,13 @@ onto the latest base branch from GitHub, scanned for secrets, pushed with
 FETCH_GITHUB_TOKEN and a pull request is opened (or the open one found).
 With the token set, a task that succeeds ships by itself unless its
 workspace is local (/ship in chat).
+
+apply brings a task's work into your own clone DIR (the current
+directory when left out): its branch is taken from Fetch's own repository
+of the workspace ($FETCH_DATA_DIR/repos/NAME.git, never the kennel's
+folder) and checked out on branch fetch/ID. Your uncommitted changes
+are never overwritten (git refuses, and nothing changes); a branch
+fetch/ID you had moves on only when it loses no commit of yours.
 
 A task's worktree and branch stay after it ends, for review, until its
 pull request is merged or closed, its branch is merged or pushed (fetch chat
@@ -147,6 +155,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		follow  bool
 		report  = fs.Bool("report", false, "") // the worker's: say how the task started (startWorker)
 		adoptF  = fs.Bool("adopt", false, "")  // the worker's: adopt the runs killed processes left
+		jobF    = fs.Bool("job", false, "")    // the worker's: start the follow-up run its parent gives it
 	)
 	fs.BoolVar(&follow, "f", false, "follow the log until the task ends")
 	fs.BoolVar(&follow, "follow", false, "follow the log until the task ends")
@@ -177,7 +186,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	// processes left.
 	adopt := sub == "follow" && *adoptF
 	var obs task.Observer
-	if sub == "follow" || sub == "answer" || sub == "continue" || sub == "retry" {
+	if sub == "follow" {
 		obs = &printer{w: stdout, clean: clean}
 	}
 	// ls, show and log read the database only: no engine to dial.
@@ -217,7 +226,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
-		w, err := startWorker(cfg, getenv, t.ID, *wait)
+		w, err := startWorker(cfg, getenv, t.ID, *wait, nil)
 		if err != nil {
 			return err
 		}
@@ -225,21 +234,33 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "%s\n", t.ID)
 			return nil
 		}
-		return waitDetachable(ctx, engine, t.ID, stdout, clean, followWorker(engine, w, cleanTask(t, clean), stdout, clean))
+		t = cleanTask(t, clean)
+		head := func(st workerStart) (string, error) {
+			where := "branch " + t.Branch
+			if t.Mode == task.Ask {
+				where = "read-only, no branch"
+			}
+			return fmt.Sprintf("Task %s %s on %s (%s), %s", t.ID, st.State, t.Workspace, t.Harness, where), nil
+		}
+		return waitDetachable(ctx, engine, t.ID, stdout, clean, followWorker(engine, w, t, 0, head, stdout, clean))
 	case "follow":
-		// The worker behind fetch task run: it runs the task, or waits
-		// for its turn when it is queued.
-		t, err := engine.Start(ctx, pos[0])
+		// The worker behind fetch task run, continue, retry and answer:
+		// it runs the task (waiting for its turn when it is queued), or
+		// the follow-up run its parent gives it.
+		st, err := startOrJob(ctx, engine, db, pos[0], *jobF)
 		if *report {
-			reportStart(t, err)
+			reportStart(st, err)
 		}
 		if err != nil {
 			return err
 		}
-		if t.State != task.Running {
-			log.Info("task queued; waiting for its turn", "task", t.ID)
+		switch {
+		case st.How == task.TellQueued || st.How == task.TellSent:
+			return nil
+		case st.State == task.Queued:
+			log.Info("task queued; waiting for its turn", "task", pos[0])
 		}
-		return waitTask(ctx, engine, t.ID, stdout, clean)
+		return waitTask(ctx, engine, pos[0], stdout, clean)
 	case "ls":
 		f := task.Filter{Workspace: *ws, Limit: 20}
 		if *all {
@@ -287,23 +308,8 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		fmt.Fprintf(stdout, "Task %s: pull request #%d (%s): %s\n", t.ID, t.PR.Number, t.PR.State, t.PR.URL)
-	case "continue":
-		told, err := engine.Tell(ctx, pos[0], pos[1], "terminal", atts...)
-		if err != nil {
-			return err
-		}
-		if told.How == task.TellQueued {
-			fmt.Fprintf(stdout, "Task %s is %s: your message waits and becomes its next run, on the same branch, when this one ends.\nTake it back with: fetch task withdraw %d\n", told.Task.ID, told.Task.State, told.MessageID)
-			return nil
-		}
-		fmt.Fprintf(stdout, "Task %s continues on %s with your message.\n", told.Task.ID, told.Task.Branch)
-		return waitTask(ctx, engine, told.Task.ID, stdout, clean)
-	case "retry":
-		if err := engine.Retry(ctx, pos[0]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Task %s runs again as it was asked.\n", pos[0])
-		return waitTask(ctx, engine, pos[0], stdout, clean)
+	case "continue", "retry":
+		return followUpRun(ctx, cfg, getenv, engine, pos[0], workerJob{Kind: sub, Text: pos[len(pos)-1], Attachments: atts}, stdout, clean)
 	case "withdraw":
 		id, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "#"), 10, 64)
 		if err != nil || id <= 0 {
@@ -322,20 +328,84 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if t.State != task.WaitingInput {
 			return fmt.Errorf("task %s is %s, not waiting for an answer", t.ID, t.State)
 		}
-		if err := engine.Respond(ctx, t.ID, pos[1]); err != nil {
-			return err
+		return followUpRun(ctx, cfg, getenv, engine, t.ID, workerJob{Kind: sub, Text: pos[1]}, stdout, clean)
+	}
+	return nil
+}
+
+// followUpRun has a task worker start job, a follow-up run of task id
+// (continue, retry, answer), and follows it as run --wait does.
+func followUpRun(ctx context.Context, cfg Config, getenv func(string) string, engine *task.Engine, id string, job workerJob, stdout io.Writer, clean func(string) string) error {
+	t, err := engine.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	// The follow-up's steps are those after what the log holds now.
+	after, err := lastSeq(ctx, engine, id)
+	if err != nil {
+		return err
+	}
+	w, err := startWorker(cfg, getenv, id, true, &job)
+	if err != nil {
+		return err
+	}
+	head := func(st workerStart) (string, error) {
+		switch {
+		case st.How == task.TellQueued:
+			return fmt.Sprintf("Task %s is %s: your message waits and becomes its next run, on the same branch, when this one ends.\nTake it back with: fetch task withdraw %d", id, st.State, st.MessageID), errNothingToFollow
+		case st.How == task.TellSent:
+			return fmt.Sprintf("Task %s's CLI takes your message at its next turn.", id), errNothingToFollow
+		case job.Kind == "continue":
+			return fmt.Sprintf("Task %s continues on %s with your message.", id, st.Branch), nil
+		case job.Kind == "retry":
+			return fmt.Sprintf("Task %s runs again as it was asked.", id), nil
+		}
+		return fmt.Sprintf("Task %s resumed with your answer.", id), nil
+	}
+	return waitDetachable(ctx, engine, id, stdout, clean, followWorker(engine, w, cleanTask(t, clean), after, head, stdout, clean))
+}
+
+// startOrJob is what a task worker starts: task id when it is queued, or
+// the follow-up run its parent gives it (job).
+func startOrJob(ctx context.Context, engine *task.Engine, db *store.DB, id string, job bool) (workerStart, error) {
+	if !job {
+		t, err := engine.Start(ctx, id)
+		return workerStart{State: t.State}, err
+	}
+	j, err := readJob()
+	if err != nil {
+		return workerStart{}, err
+	}
+	switch j.Kind {
+	case "continue":
+		told, err := engine.Tell(ctx, id, j.Text, "terminal", j.Attachments...)
+		if err != nil {
+			return workerStart{}, err
+		}
+		return workerStart{State: told.Task.State, How: told.How, MessageID: told.MessageID, Branch: told.Task.Branch}, nil
+	case "retry":
+		if err := engine.Retry(ctx, id); err != nil {
+			return workerStart{}, err
+		}
+	case "answer":
+		t, err := engine.Get(ctx, id)
+		if err != nil {
+			return workerStart{}, err
+		}
+		if err := engine.Respond(ctx, id, j.Text); err != nil {
+			return workerStart{}, err
 		}
 		if t.ConversationID != "" {
 			// The conversation's open prompt for this question is
 			// answered here.
 			if p, err := db.OpenPrompt(ctx, t.ConversationID); err == nil && strings.Contains(p.Action, `"`+t.ID+`"`) {
-				db.ResolvePrompt(ctx, p.ID, pos[1])
+				db.ResolvePrompt(ctx, p.ID, j.Text)
 			}
 		}
-		fmt.Fprintf(stdout, "Task %s resumed with your answer.\n", t.ID)
-		return waitTask(ctx, engine, t.ID, stdout, clean)
+	default:
+		return workerStart{}, fmt.Errorf("unknown job %q", j.Kind)
 	}
-	return nil
+	return workerStart{State: task.Running}, nil
 }
 
 // parseInterleaved parses flags that may come after positional arguments.

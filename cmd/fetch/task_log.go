@@ -32,11 +32,10 @@ type taskLog interface {
 	LogAfter(ctx context.Context, id string, seq int64, fn func(task.LogEntry) error) error
 }
 
-// followTask calls fn with each entry of task id's log, from the first,
-// until done(t) says the task is where the follower stops, and returns
-// the task then. It stops with ctx.
-func followTask(ctx context.Context, tasks taskLog, id string, fn func(task.LogEntry), done func(task.Task) bool) (task.Task, error) {
-	var seen int64
+// followTask calls fn with each entry of task id's log after entry seen
+// (0: from the first), until done(t) says the task is where the follower
+// stops, and returns the task then. It stops with ctx.
+func followTask(ctx context.Context, tasks taskLog, id string, seen int64, fn func(task.LogEntry), done func(task.Task) bool) (task.Task, error) {
 	read := func() error {
 		return tasks.LogAfter(ctx, id, seen, func(le task.LogEntry) error {
 			seen = le.Seq
@@ -88,7 +87,7 @@ func logTask(ctx context.Context, tasks taskLog, id string, follow, asJSON bool,
 	if follow {
 		done = settled
 	}
-	t, err := followTask(ctx, tasks, id, show, done)
+	t, err := followTask(ctx, tasks, id, 0, show, done)
 	if err != nil || !follow {
 		return err
 	}

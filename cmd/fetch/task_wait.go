@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,11 +18,12 @@ import (
 	"github.com/fetch-dev/fetch/internal/task"
 )
 
-// How fetch task run --wait waits: the task never runs in the command's
-// own process. A task worker (`fetch task follow`, in a session of its
-// own, which a terminal's Ctrl-C does not reach) starts and runs it, as
-// for run without --wait, and the command follows the task's log in the
-// database and prints its steps. Ctrl-C therefore only ends the
+// How fetch task run --wait waits (and continue, retry and answer, which
+// follow the run they start): the task never runs in the command's own
+// process. A task worker (`fetch task follow`, in a session of its own,
+// which a terminal's Ctrl-C does not reach) starts and runs it, as for run
+// without --wait, and the command follows the task's log in the database
+// and prints its steps. Ctrl-C therefore only ends the
 // following: the task runs on in the worker and ends there as it would
 // have, recorded by the process that ran it. A second Ctrl-C within
 // detachGrace cancels the task instead (through the database and the
@@ -39,14 +41,36 @@ const detachGrace = 3 * time.Second
 
 // workerReportFD is the file descriptor on which a task worker started
 // with --report says how its task started (a workerStart), then closes.
-const workerReportFD = 3
+// workerJobFD is the one from which a worker started with --job reads
+// what to do (a workerJob).
+const (
+	workerReportFD = 3
+	workerJobFD    = 4
+)
 
 // workerStart is what a task worker reports once it started its task (or
 // failed to).
 type workerStart struct {
 	State task.State `json:"state,omitempty"`
 	Error string     `json:"error,omitempty"`
+	// How, MessageID and Branch: what became of a continue's message
+	// (task.Told).
+	How       task.TellHow `json:"how,omitempty"`
+	MessageID int64        `json:"message_id,omitempty"`
+	Branch    string       `json:"branch,omitempty"`
 }
+
+// workerJob is a follow-up run for a worker to start: fetch task continue
+// (Kind "continue", with Text and Attachments), retry or answer (Text).
+type workerJob struct {
+	Kind        string            `json:"kind"`
+	Text        string            `json:"text,omitempty"`
+	Attachments []task.Attachment `json:"attachments,omitempty"`
+}
+
+// errNothingToFollow: the worker had no run to start (a continue's
+// message waits for the run going on); what became of it was said.
+var errNothingToFollow = errors.New("nothing to follow")
 
 // taskWorker is a task worker this command started and waits on.
 type taskWorker struct {
@@ -69,33 +93,32 @@ func (w *taskWorker) alive() bool {
 }
 
 // started waits until the worker says how the task started.
-func (w *taskWorker) started(ctx context.Context) (task.State, error) {
+func (w *taskWorker) started(ctx context.Context) (workerStart, error) {
 	defer w.report.Close()
 	stop := context.AfterFunc(ctx, func() { w.report.SetReadDeadline(time.Now()) })
 	defer stop()
 	line, err := bufio.NewReader(io.LimitReader(w.report, 64<<10)).ReadBytes('\n')
 	if ctx.Err() != nil {
-		return "", fmt.Errorf("start task %s: %w", w.id, context.Cause(ctx))
+		return workerStart{}, fmt.Errorf("start task %s: %w", w.id, context.Cause(ctx))
 	}
 	var st workerStart
 	if len(line) == 0 || json.Unmarshal(line, &st) != nil {
-		return "", fmt.Errorf("the worker of task %s ended before it started the task (%v); its output is in %s", w.id, err, w.out)
+		return workerStart{}, fmt.Errorf("the worker of task %s ended before it started the task (%v); its output is in %s", w.id, err, w.out)
 	}
 	if st.Error != "" {
-		return "", fmt.Errorf("start task %s: %s (the worker's output is in %s)", w.id, st.Error, w.out)
+		return workerStart{}, errors.New(st.Error)
 	}
-	return st.State, nil
+	return st, nil
 }
 
 // reportStart is the worker's side of started: it writes how the task
-// started to workerReportFD, when its parent gave it one.
-func reportStart(t task.Task, startErr error) {
+// started to workerReportFD, which its parent gave it (--report).
+func reportStart(st workerStart, startErr error) {
 	f := os.NewFile(workerReportFD, "report")
 	if f == nil {
 		return
 	}
 	defer f.Close()
-	st := workerStart{State: t.State}
 	if startErr != nil {
 		st = workerStart{Error: startErr.Error()}
 	}
@@ -103,14 +126,30 @@ func reportStart(t task.Task, startErr error) {
 	f.Write(append(b, '\n'))
 }
 
+// readJob is the worker's side of a job: it reads it from workerJobFD,
+// which its parent gave it (--job).
+func readJob() (workerJob, error) {
+	f := os.NewFile(workerJobFD, "job")
+	if f == nil {
+		return workerJob{}, errors.New("no job given")
+	}
+	defer f.Close()
+	var j workerJob
+	if err := json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&j); err != nil {
+		return workerJob{}, fmt.Errorf("read the job: %w", err)
+	}
+	return j, nil
+}
+
 // startWorker starts `fetch task follow ID` in a session of its own, so
 // that the task runs on after this command returns and a Ctrl-C in the
 // terminal does not reach it. Its output goes to DataDir/tasks/ID.out.
 // With wait, it reports how the task started (taskWorker.started) and
-// this process keeps its handle; it also adopts the runs killed Fetch
-// processes left, as the command that stays to the end of a task the
-// user started.
-func startWorker(cfg Config, getenv func(string) string, id string, wait bool) (*taskWorker, error) {
+// this process keeps its handle; without a job it also adopts the runs
+// killed Fetch processes left, as the command that stays to the end of a
+// task the user started. With a job it starts that follow-up run instead
+// of a queued task.
+func startWorker(cfg Config, getenv func(string) string, id string, wait bool, job *workerJob) (*taskWorker, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start task worker: %w", err)
@@ -126,7 +165,10 @@ func startWorker(cfg Config, getenv func(string) string, id string, wait bool) (
 	}
 	defer out.Close()
 	args := []string{"task", "follow", id}
-	if wait {
+	switch {
+	case job != nil:
+		args = []string{"task", "follow", "--report", "--job", id}
+	case wait:
 		args = []string{"task", "follow", "--report", "--adopt", id}
 	}
 	cmd := exec.Command(self, args...)
@@ -152,11 +194,36 @@ func startWorker(cfg Config, getenv func(string) string, id string, wait bool) (
 		return nil, fmt.Errorf("start task worker: %w", err)
 	}
 	cmd.ExtraFiles = []*os.File{wr} // workerReportFD
+	var jobW *os.File
+	if job != nil {
+		jr, jw, err := os.Pipe()
+		if err != nil {
+			r.Close()
+			wr.Close()
+			return nil, fmt.Errorf("start task worker: %w", err)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, jr) // workerJobFD
+		defer jr.Close()
+		jobW = jw
+	}
 	err = cmd.Start()
 	wr.Close()
 	if err != nil {
 		r.Close()
+		if jobW != nil {
+			jobW.Close()
+		}
 		return nil, fmt.Errorf("start task worker: %w", err)
+	}
+	if jobW != nil {
+		// A job is small: the pipe's buffer holds it.
+		b, _ := json.Marshal(job)
+		_, werr := jobW.Write(b)
+		jobW.Close()
+		if werr != nil {
+			r.Close()
+			return nil, fmt.Errorf("start task worker: give it the job: %w", werr)
+		}
 	}
 	w := &taskWorker{id: id, out: outPath, report: r, exited: make(chan struct{})}
 	go func() {
@@ -237,7 +304,7 @@ func waitDetachable(ctx context.Context, engine *task.Engine, id string, stdout 
 		}
 		return err
 	}
-	t, err := followTask(cctx, engine, id, func(task.LogEntry) {}, func(t task.Task) bool { return t.State.Terminal() })
+	t, err := followTask(cctx, engine, id, math.MaxInt64, func(task.LogEntry) {}, func(t task.Task) bool { return t.State.Terminal() })
 	if err != nil {
 		if cctx.Err() != nil {
 			fmt.Fprintf(stdout, "Task %s is being cancelled; fetch task show %s tells when it ended.\n", id, id)
@@ -250,6 +317,9 @@ func waitDetachable(ctx context.Context, engine *task.Engine, id string, stdout 
 
 // ended prints how a followed task ended and returns its exit code.
 func ended(r followed, stdout io.Writer, clean func(string) string) error {
+	if errors.Is(r.err, errNothingToFollow) {
+		return nil
+	}
 	if r.err != nil {
 		return r.err
 	}
@@ -262,21 +332,22 @@ func ended(r followed, stdout io.Writer, clean func(string) string) error {
 
 // followWorker is the follow of waitDetachable for a task its worker w
 // runs: it waits for the worker to start the task, prints the head line,
-// then the task's steps until it settles. Past an end that messages
-// waited for, the follow-up run the worker starts is followed too.
-func followWorker(engine *task.Engine, w *taskWorker, t task.Task, stdout io.Writer, clean func(string) string) func(context.Context) (task.Task, error) {
+// then the task's steps (those after entry after) until it settles. Past
+// an end that messages waited for, the follow-up run the worker starts is
+// followed too.
+func followWorker(engine *task.Engine, w *taskWorker, t task.Task, after int64, head func(workerStart) (string, error), stdout io.Writer, clean func(string) string) func(context.Context) (task.Task, error) {
 	return func(ctx context.Context) (task.Task, error) {
-		state, err := w.started(ctx)
+		st, err := w.started(ctx)
 		if err != nil {
 			return task.Task{}, err
 		}
-		where := "branch " + t.Branch
-		if t.Mode == task.Ask {
-			where = "read-only, no branch"
+		line, err := head(st)
+		fmt.Fprintln(stdout, line)
+		if err != nil {
+			return task.Task{}, err
 		}
-		fmt.Fprintf(stdout, "Task %s %s on %s (%s), %s\n", t.ID, state, t.Workspace, t.Harness, where)
 		p := &stepPrinter{w: stdout, clean: clean, tasks: engine, id: t.ID}
-		return followTask(ctx, engine, t.ID, func(le task.LogEntry) { p.entry(ctx, le) }, func(cur task.Task) bool {
+		return followTask(ctx, engine, t.ID, after, func(le task.LogEntry) { p.entry(ctx, le) }, func(cur task.Task) bool {
 			if !settled(cur) {
 				return false
 			}
@@ -287,4 +358,15 @@ func followWorker(engine *task.Engine, w *taskWorker, t task.Task, stdout io.Wri
 			return err != nil || len(msgs) == 0
 		})
 	}
+}
+
+// lastSeq is the last entry of task id's log: a follow-up's steps are
+// those after it.
+func lastSeq(ctx context.Context, tasks taskLog, id string) (int64, error) {
+	var seq int64
+	err := tasks.LogAfter(ctx, id, 0, func(le task.LogEntry) error {
+		seq = le.Seq
+		return nil
+	})
+	return seq, err
 }
