@@ -347,7 +347,7 @@ func followWorker(engine *task.Engine, w *taskWorker, t task.Task, after int64, 
 			return task.Task{}, err
 		}
 		p := &stepPrinter{w: stdout, clean: clean, tasks: engine, id: t.ID}
-		return followTask(ctx, engine, t.ID, after, func(le task.LogEntry) { p.entry(ctx, le) }, func(cur task.Task) bool {
+		end, err := followTask(ctx, engine, t.ID, after, func(le task.LogEntry) { p.entry(ctx, le) }, func(cur task.Task) bool {
 			if !settled(cur) {
 				return false
 			}
@@ -357,8 +357,25 @@ func followWorker(engine *task.Engine, w *taskWorker, t task.Task, after int64, 
 			msgs, err := engine.QueuedMessages(ctx, cur.ID)
 			return err != nil || len(msgs) == 0
 		})
+		if err == nil {
+			// The worker leaves once it saw the end too: the command
+			// ends after it (bounded), with nothing of the task left
+			// running.
+			wait := time.NewTimer(workerExitWait)
+			defer wait.Stop()
+			select {
+			case <-w.exited:
+			case <-wait.C:
+			case <-ctx.Done():
+			}
+		}
+		return end, err
 	}
 }
+
+// workerExitWait bounds the wait for a task's worker to leave after the
+// task settled (it closes its engine).
+const workerExitWait = 15 * time.Second
 
 // lastSeq is the last entry of task id's log: a follow-up's steps are
 // those after it.
