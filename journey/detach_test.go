@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -73,8 +74,17 @@ func (w *world) taskState(id string) string {
 func (w *world) runWaiting(goal, working string) (*proc, string) {
 	w.t.Helper()
 	p := startWatched(w.t, w.environ(), w.watch, "task", "run", "--wait", "--workspace", "app", goal)
+	w.t.Cleanup(func() {
+		if w.t.Failed() {
+			outs, _ := filepath.Glob(filepath.Join(w.data, "tasks", "*.out"))
+			for _, f := range outs {
+				b, _ := os.ReadFile(f)
+				w.t.Logf("task worker output %s:\n%s", f, b)
+			}
+		}
+	})
 	var id string
-	until(w.t, waitTimeout, "the task to start working", func() bool {
+	until(w.t, 3*waitTimeout, "the task to start working (its kennel starts)", func() bool {
 		out := p.log.String()
 		if m := regexp.MustCompile(`Task (\S+) running on app`).FindStringSubmatch(out); m != nil {
 			id = m[1]
