@@ -7,7 +7,6 @@ import (
 	stdimage "image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -87,7 +86,7 @@ func TestJourneyFollowUpAddsToTheBranchAndPullRequest(t *testing.T) {
 	}
 }
 
-// F2: `fetch task run --wait` is interrupted (Ctrl-C) while the CLI works;
+// F2: `fetch task run --wait` is interrupted (Ctrl-C twice: cancel) while the CLI works;
 // `fetch task continue` then resumes the CLI's own session, which the
 // interrupted run had told, on the task's branch.
 func TestJourneyFollowUpAfterAnInterruptedRunResumesTheSession(t *testing.T) {
@@ -95,14 +94,22 @@ func TestJourneyFollowUpAfterAnInterruptedRunResumesTheSession(t *testing.T) {
 	w := newWorld(t, "app")
 	p := startWatched(t, w.environ(), w.watch, "task", "run", "--wait", "--workspace", "app", "take your time [scenario:slow:120]")
 	var id string
-	w.must("the run to start working", func() bool {
+	until(t, waitTimeout, "the run to start working", func() bool {
 		out := p.log.String()
 		if m := regexp.MustCompile(`Task (\S+) running on app`).FindStringSubmatch(out); m != nil {
 			id = m[1]
 		}
 		return id != "" && strings.Contains(out, "Still working (2/120)")
 	})
-	p.interrupt(t)
+	// Ctrl-C leaves the task running; a second one cancels it.
+	ctrlC(t, p)
+	until(t, waitTimeout, "the offer to cancel with a second Ctrl-C", func() bool {
+		return strings.Contains(p.log.String(), "Ctrl-C again within")
+	})
+	ctrlC(t, p)
+	if code := exited(t, p, 2*interruptGrace); code != 3 {
+		t.Fatalf("fetch task run --wait exited %d after two Ctrl-C; want 3 (cancelled)\n%s", code, p.log.String())
+	}
 	shown, err := w.fetchCLI("task", "show", "--json", id)
 	if err != nil {
 		t.Fatalf("fetch task show: %v\n%s", err, shown)
@@ -332,21 +339,10 @@ func TestJourneyAttachFromTheTerminal(t *testing.T) {
 	if err != nil || !strings.Contains(shown, ".fetch/in/"+id[1]+"/shot.png") {
 		t.Errorf("the CLI was not told of the file (its argv in the task's stderr): %v\n%s", err, shown)
 	}
-	// fetch task show says how to take the work home, and it works: the
-	// commit's subject is the goal.
-	human, err := w.fetchCLI("task", "show", id[1])
-	take := regexp.MustCompile(`Take it:\s+git fetch (\S+) (\S+) && git checkout FETCH_HEAD`).FindStringSubmatch(human)
-	if err != nil || take == nil {
-		t.Fatalf("fetch task show does not say how to take the work: %v\n%s", err, human)
-	}
-	home := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", home}, {"-C", home, "fetch", "-q", take[1], take[2]}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	if subject, err := exec.Command("git", "-C", home, "log", "-1", "--format=%s", "FETCH_HEAD").Output(); err != nil || strings.TrimSpace(string(subject)) != "fix the layout shown in the screenshot" {
-		t.Errorf("the work's commit subject is %q (%v); want the goal", subject, err)
+	// fetch task show says how to take the work home (fetch task apply,
+	// shown working in TestJourneyApplyBringsTheWorkHome).
+	if human, err := w.fetchCLI("task", "show", id[1]); err != nil || !regexp.MustCompile(`Take it:\s+fetch task apply `+id[1]).MatchString(human) {
+		t.Errorf("fetch task show does not say how to take the work: %v\n%s", err, human)
 	}
 	zip := filepath.Join(t.TempDir(), "tool.zip")
 	os.WriteFile(zip, append([]byte("PK\x03\x04"), make([]byte, 60)...), 0o600)

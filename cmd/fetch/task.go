@@ -8,12 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -34,7 +32,8 @@ const taskUsage = `Usage:
   fetch task run --workspace W [--harness H] [--model M] [--attach FILE]... [--queue] [--wait] [--ask] [--over-budget] "goal"
   fetch task ls [--all] [--workspace W]
   fetch task show [--json] ID
-  fetch task log [--json] ID
+  fetch task log [--json] [-f] ID
+  fetch task apply ID [DIR]
   fetch task cancel ID
   fetch task answer ID "answer"
   fetch task continue [--attach FILE]... ID "what to do next"
@@ -62,7 +61,15 @@ haiku or a claude-… id; codex: gpt-…); a name the CLI does not take is
 refused with the ones it takes.
 --wait follows the task to its end, printing its steps; the exit code
 then says how it ended: 0 succeeded, 1 failed, 2 needs attention or
-waiting for an answer, 3 cancelled.
+waiting for an answer, 3 cancelled. The task runs in a worker process of
+its own either way: Ctrl-C leaves it running (exit code 4; follow it
+again with log -f, stop it with cancel), and a second Ctrl-C within 3
+seconds cancels it and waits for its end (exit code 3). continue, retry
+and answer follow the run they start the same way.
+
+log prints a task's event log; -f (--follow) goes on printing it as the
+task works, whichever Fetch process runs it, until the task ends or
+asks, then prints how it ended, with --wait's exit codes.
 
 continue gives a task what to do next. An ended task (succeeded, failed,
 cancelled, needs attention) runs again on its own branch: the CLI resumes
@@ -77,6 +84,13 @@ onto the latest base branch from GitHub, scanned for secrets, pushed with
 FETCH_GITHUB_TOKEN and a pull request is opened (or the open one found).
 With the token set, a task that succeeds ships by itself unless its
 workspace is local (/ship in chat).
+
+apply brings a task's work into your own clone DIR (the current
+directory when left out): its branch is taken from Fetch's own repository
+of the workspace ($FETCH_DATA_DIR/repos/NAME.git, never the kennel's
+folder) and checked out on branch fetch/ID. Your uncommitted changes
+are never overwritten (git refuses, and nothing changes); a branch
+fetch/ID you had moves on only when it loses no commit of yours.
 
 A task's worktree and branch stay after it ends, for review, until its
 pull request is merged or closed, its branch is merged or pushed (fetch chat
@@ -105,7 +119,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		return nil
 	}
 	sub, rest := args[0], args[1:]
-	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1, "continue": 2, "retry": 1, "withdraw": 1}
+	want := map[string]int{"run": 1, "ls": 0, "show": 1, "log": 1, "apply": 2, "cancel": 1, "answer": 2, "follow": 1, "discard": 1, "pr": 1, "continue": 2, "retry": 1, "withdraw": 1}
 	n, known := want[sub]
 	if !known {
 		return fmt.Errorf("%w: unknown subcommand %q\n\n%s", errUsage, sub, taskUsage)
@@ -138,7 +152,13 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		asJSON  = fs.Bool("json", false, "JSON output")
 		all     = fs.Bool("all", false, "list every task, not only the last 20")
 		showAll = fs.Bool("help", false, "help")
+		follow  bool
+		report  = fs.Bool("report", false, "") // the worker's: say how the task started (startWorker)
+		adoptF  = fs.Bool("adopt", false, "")  // the worker's: adopt the runs killed processes left
+		jobF    = fs.Bool("job", false, "")    // the worker's: start the follow-up run its parent gives it
 	)
+	fs.BoolVar(&follow, "f", false, "follow the log until the task ends")
+	fs.BoolVar(&follow, "follow", false, "follow the log until the task ends")
 	fs.Var(&files, "attach", "a file for the CLI (repeatable)")
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil || *showAll {
@@ -148,7 +168,7 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, taskUsage)
 	}
-	if len(pos) != n {
+	if len(pos) != n && !(sub == "apply" && len(pos) == 1) {
 		return fmt.Errorf("%w: takes %d argument(s), got %d\n\n%s", errUsage, n, len(pos), taskUsage)
 	}
 	if sub == "run" && *ws == "" {
@@ -161,15 +181,16 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer db.Close()
 	clean := inert(red)
-	// run --wait, the one command that stays to the end of something the
-	// user started, also follows the runs that killed processes left.
-	adopt := sub == "run" && *wait
+	// The worker of run --wait, the one command that stays to the end of
+	// something the user started, also follows the runs that killed
+	// processes left.
+	adopt := sub == "follow" && *adoptF
 	var obs task.Observer
-	if adopt || sub == "follow" || sub == "answer" || sub == "continue" || sub == "retry" {
+	if sub == "follow" {
 		obs = &printer{w: stdout, clean: clean}
 	}
 	// ls, show and log read the database only: no engine to dial.
-	ks, err := newKennels(ctx, cfg, db, log, sub != "ls" && sub != "show" && sub != "log" && sub != "withdraw")
+	ks, err := newKennels(ctx, cfg, db, log, sub != "ls" && sub != "show" && sub != "log" && sub != "withdraw" && sub != "apply")
 	if err != nil {
 		return err
 	}
@@ -200,34 +221,46 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *ask {
 			mode = task.Ask
 		}
-		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Model: *model, Queue: *queue, Defer: !*wait, Mode: mode, Attachments: atts})
+		// A worker runs the task, with --wait too (task_wait.go).
+		t, err := engine.Create(ctx, task.Request{Workspace: *ws, Goal: pos[0], Harness: *hname, Model: *model, Queue: *queue, Defer: true, Mode: mode, Attachments: atts})
+		if err != nil {
+			return err
+		}
+		w, err := startWorker(cfg, getenv, t.ID, *wait, nil)
 		if err != nil {
 			return err
 		}
 		if !*wait {
-			if err := spawnWorker(cfg, getenv, t.ID); err != nil {
-				return err
-			}
 			fmt.Fprintf(stdout, "%s\n", t.ID)
 			return nil
 		}
-		where := "branch " + t.Branch
-		if t.Mode == task.Ask {
-			where = "read-only, no branch"
+		t = cleanTask(t, clean)
+		head := func(st workerStart) (string, error) {
+			where := "branch " + t.Branch
+			if t.Mode == task.Ask {
+				where = "read-only, no branch"
+			}
+			return fmt.Sprintf("Task %s %s on %s (%s), %s", t.ID, st.State, t.Workspace, t.Harness, where), nil
 		}
-		fmt.Fprintf(stdout, "Task %s %s on %s (%s), %s\n", t.ID, t.State, t.Workspace, t.Harness, where)
-		return waitTask(ctx, engine, t.ID, stdout, clean)
+		return waitDetachable(ctx, engine, t.ID, stdout, clean, followWorker(engine, w, t, 0, head, stdout, clean))
 	case "follow":
-		// The worker behind fetch task run without --wait.
-		t, err := engine.Start(ctx, pos[0])
+		// The worker behind fetch task run, continue, retry and answer:
+		// it runs the task (waiting for its turn when it is queued), or
+		// the follow-up run its parent gives it.
+		st, err := startOrJob(ctx, engine, db, pos[0], *jobF)
+		if *report {
+			reportStart(st, err)
+		}
 		if err != nil {
 			return err
 		}
-		if t.State != task.Running {
-			log.Info("task stays queued", "task", t.ID)
+		switch {
+		case st.How == task.TellQueued || st.How == task.TellSent:
 			return nil
+		case st.State == task.Queued:
+			log.Info("task queued; waiting for its turn", "task", pos[0])
 		}
-		return waitTask(ctx, engine, t.ID, stdout, clean)
+		return waitTask(ctx, engine, pos[0], stdout, clean)
 	case "ls":
 		f := task.Filter{Workspace: *ws, Limit: 20}
 		if *all {
@@ -246,15 +279,19 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if *asJSON {
 			return writeJSON(stdout, t)
 		}
-		printTask(stdout, t, clean, filepath.Join(cfg.DataDir, "repos"))
+		printTask(stdout, t, clean)
 	case "log":
-		if *asJSON {
-			return engine.Export(ctx, pos[0], stdout)
+		return logTask(ctx, engine, pos[0], follow, *asJSON, stdout, clean)
+	case "apply":
+		t, err := engine.Get(ctx, pos[0])
+		if err != nil {
+			return err
 		}
-		return engine.Log(ctx, pos[0], func(le task.LogEntry) error {
-			fmt.Fprintln(stdout, logLine(le, clean))
-			return nil
-		})
+		dir := "."
+		if len(pos) == 2 {
+			dir = pos[1]
+		}
+		return applyTask(ctx, t, filepath.Join(cfg.DataDir, "repos", t.Workspace+".git"), dir, []string{cfg.Workspaces, cfg.DataDir}, stdout, clean)
 	case "cancel":
 		if err := engine.Cancel(ctx, pos[0]); err != nil {
 			return err
@@ -271,23 +308,8 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		fmt.Fprintf(stdout, "Task %s: pull request #%d (%s): %s\n", t.ID, t.PR.Number, t.PR.State, t.PR.URL)
-	case "continue":
-		told, err := engine.Tell(ctx, pos[0], pos[1], "terminal", atts...)
-		if err != nil {
-			return err
-		}
-		if told.How == task.TellQueued {
-			fmt.Fprintf(stdout, "Task %s is %s: your message waits and becomes its next run, on the same branch, when this one ends.\nTake it back with: fetch task withdraw %d\n", told.Task.ID, told.Task.State, told.MessageID)
-			return nil
-		}
-		fmt.Fprintf(stdout, "Task %s continues on %s with your message.\n", told.Task.ID, told.Task.Branch)
-		return waitTask(ctx, engine, told.Task.ID, stdout, clean)
-	case "retry":
-		if err := engine.Retry(ctx, pos[0]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Task %s runs again as it was asked.\n", pos[0])
-		return waitTask(ctx, engine, pos[0], stdout, clean)
+	case "continue", "retry":
+		return followUpRun(ctx, cfg, getenv, engine, pos[0], workerJob{Kind: sub, Text: pos[len(pos)-1], Attachments: atts}, stdout, clean)
 	case "withdraw":
 		id, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "#"), 10, 64)
 		if err != nil || id <= 0 {
@@ -306,20 +328,84 @@ func runTask(ctx context.Context, args []string, getenv func(string) string, std
 		if t.State != task.WaitingInput {
 			return fmt.Errorf("task %s is %s, not waiting for an answer", t.ID, t.State)
 		}
-		if err := engine.Respond(ctx, t.ID, pos[1]); err != nil {
-			return err
+		return followUpRun(ctx, cfg, getenv, engine, t.ID, workerJob{Kind: sub, Text: pos[1]}, stdout, clean)
+	}
+	return nil
+}
+
+// followUpRun has a task worker start job, a follow-up run of task id
+// (continue, retry, answer), and follows it as run --wait does.
+func followUpRun(ctx context.Context, cfg Config, getenv func(string) string, engine *task.Engine, id string, job workerJob, stdout io.Writer, clean func(string) string) error {
+	t, err := engine.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	// The follow-up's steps are those after what the log holds now.
+	after, err := lastSeq(ctx, engine, id)
+	if err != nil {
+		return err
+	}
+	w, err := startWorker(cfg, getenv, id, true, &job)
+	if err != nil {
+		return err
+	}
+	head := func(st workerStart) (string, error) {
+		switch {
+		case st.How == task.TellQueued:
+			return fmt.Sprintf("Task %s is %s: your message waits and becomes its next run, on the same branch, when this one ends.\nTake it back with: fetch task withdraw %d", id, st.State, st.MessageID), errNothingToFollow
+		case st.How == task.TellSent:
+			return fmt.Sprintf("Task %s's CLI takes your message at its next turn.", id), errNothingToFollow
+		case job.Kind == "continue":
+			return fmt.Sprintf("Task %s continues on %s with your message.", id, st.Branch), nil
+		case job.Kind == "retry":
+			return fmt.Sprintf("Task %s runs again as it was asked.", id), nil
+		}
+		return fmt.Sprintf("Task %s resumed with your answer.", id), nil
+	}
+	return waitDetachable(ctx, engine, id, stdout, clean, followWorker(engine, w, cleanTask(t, clean), after, head, stdout, clean))
+}
+
+// startOrJob is what a task worker starts: task id when it is queued, or
+// the follow-up run its parent gives it (job).
+func startOrJob(ctx context.Context, engine *task.Engine, db *store.DB, id string, job bool) (workerStart, error) {
+	if !job {
+		t, err := engine.Start(ctx, id)
+		return workerStart{State: t.State}, err
+	}
+	j, err := readJob()
+	if err != nil {
+		return workerStart{}, err
+	}
+	switch j.Kind {
+	case "continue":
+		told, err := engine.Tell(ctx, id, j.Text, "terminal", j.Attachments...)
+		if err != nil {
+			return workerStart{}, err
+		}
+		return workerStart{State: told.Task.State, How: told.How, MessageID: told.MessageID, Branch: told.Task.Branch}, nil
+	case "retry":
+		if err := engine.Retry(ctx, id); err != nil {
+			return workerStart{}, err
+		}
+	case "answer":
+		t, err := engine.Get(ctx, id)
+		if err != nil {
+			return workerStart{}, err
+		}
+		if err := engine.Respond(ctx, id, j.Text); err != nil {
+			return workerStart{}, err
 		}
 		if t.ConversationID != "" {
 			// The conversation's open prompt for this question is
 			// answered here.
 			if p, err := db.OpenPrompt(ctx, t.ConversationID); err == nil && strings.Contains(p.Action, `"`+t.ID+`"`) {
-				db.ResolvePrompt(ctx, p.ID, pos[1])
+				db.ResolvePrompt(ctx, p.ID, j.Text)
 			}
 		}
-		fmt.Fprintf(stdout, "Task %s resumed with your answer.\n", t.ID)
-		return waitTask(ctx, engine, t.ID, stdout, clean)
+	default:
+		return workerStart{}, fmt.Errorf("unknown job %q", j.Kind)
 	}
-	return nil
+	return workerStart{State: task.Running}, nil
 }
 
 // parseInterleaved parses flags that may come after positional arguments.
@@ -357,41 +443,6 @@ func waitTask(ctx context.Context, engine *task.Engine, id string, stdout io.Wri
 		return &exitError{code: code}
 	}
 	return nil
-}
-
-// spawnWorker starts `fetch task follow ID` in its own session, so that
-// the task runs on after this command returns. Its output goes to
-// DataDir/tasks/ID.out.
-func spawnWorker(cfg Config, getenv func(string) string, id string) error {
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	dir := filepath.Join(cfg.DataDir, "tasks")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	out, err := os.OpenFile(filepath.Join(dir, id+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	defer out.Close()
-	cmd := exec.Command(self, "task", "follow", id)
-	cmd.Env = os.Environ()
-	for _, k := range taskEnv {
-		if v := getenv(k); v != "" {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
-	for k, v := range cfg.Credentials {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start task worker: %w", err)
-	}
-	return cmd.Process.Release()
 }
 
 // inert is how fetch task prints text from the world (goals, CLI output,
@@ -482,7 +533,7 @@ func printList(w io.Writer, ts []task.Task, now time.Time, clean func(string) st
 	tw.Flush()
 }
 
-func printTask(w io.Writer, t task.Task, clean func(string) string, repos string) {
+func printTask(w io.Writer, t task.Task, clean func(string) string) {
 	t = cleanTask(t, clean)
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	row := func(k, v string) {
@@ -519,11 +570,9 @@ func printTask(w io.Writer, t task.Task, clean func(string) string, repos string
 	}
 	row("Shipping", t.ShipError)
 	row("Patch", t.PatchPath)
-	if t.Mode == task.Work && len(t.Commits) > 0 {
-		// From Fetch's own repository: the workspace's folder is the
-		// kennel's (and git there is refused as another user's).
-		row("Take it", fmt.Sprintf("git fetch %s %s && git checkout FETCH_HEAD", filepath.Join(repos, t.Workspace+".git"), t.Branch))
-	}
+	// From Fetch's own repository, into the owner's clone: the
+	// workspace's folder is the kennel's.
+	row("Take it", progress.TakeIt(t))
 	tw.Flush()
 	if len(t.Files) > 0 {
 		fmt.Fprintf(w, "Files (+%d −%d):\n", t.Added(), t.Removed())

@@ -25,6 +25,8 @@ import (
 func taskVars(t *testing.T) map[string]string {
 	t.Helper()
 	image := testkit.HarnessImage(t)
+	// A task's worker is this test binary.
+	t.Setenv(asFetchEnv, "1")
 	dir := t.TempDir()
 	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
@@ -161,7 +163,6 @@ func TestTaskCommandsBadInput(t *testing.T) {
 // returns; a worker process runs the task to its end.
 func TestTaskRunDetached(t *testing.T) {
 	vars := taskVars(t)
-	t.Setenv(asFetchEnv, "1") // the worker is this test binary
 	code, out, errs := runFetch(t, vars, "", "task", "run", "--workspace", "app", "a quick one")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)

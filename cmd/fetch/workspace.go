@@ -426,7 +426,7 @@ func where(i workspace.Info) string {
 // (doctor.PlantedInGit).
 func printProvenance(w io.Writer, info workspace.Info, repos string, clean func(string) string) {
 	fmt.Fprintf(w, "\nThis folder is written by the kennel (the coding CLI): do not run git or an IDE in it.\n"+
-		"Take a task's work from Fetch's own repository: git fetch %s fetch/ID\n", filepath.Join(repos, info.Name+".git"))
+		"Take a task's work into your own clone with fetch task apply ID [DIR], from Fetch's own repository %s\n", filepath.Join(repos, info.Name+".git"))
 	if info.Path == "" || info.Engine != "" {
 		return // on another engine's machine: not readable here
 	}

@@ -347,6 +347,9 @@ func Result(t task.Task) chat.Reply {
 		// (A failed run may have ended before its work could be read.)
 		fmt.Fprintf(&b, "\n\nNo files changed (branch %s).", t.Branch)
 	}
+	if take := TakeIt(t); take != "" {
+		b.WriteString("\nTake it into your clone: `" + take + "`")
+	}
 	b.WriteString(outNote(t))
 	var reply chat.Reply
 	if t.Conflicted() {
@@ -363,6 +366,17 @@ func Result(t task.Task) chat.Reply {
 	reply.Files = append(reply.Files, outAttachments(t)...)
 	reply.Text = clip(b.String(), maxText)
 	return reply
+}
+
+// TakeIt is the command that brings task t's work into the owner's own
+// clone (run in it: fetch task apply fetches the branch from Fetch's own
+// repository and checks it out), for a task with commits on its branch;
+// "" for any other.
+func TakeIt(t task.Task) string {
+	if t.Mode != task.Work || t.Branch == "" || len(t.Commits) == 0 {
+		return ""
+	}
+	return "fetch task apply " + t.ID
 }
 
 func lastLines(s string, n int) string {
