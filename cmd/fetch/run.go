@@ -269,8 +269,9 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		return nil, err
 	}
 	workspaces := ks.workspaces
+	chk := newChecks(cfg, db, log, ks.pool)
 	b, err := newBrain(cfg, db, log, brainDeps{
-		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, log: log},
+		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, checks: chk, log: log},
 		code:       code.New(workspaces),
 		tasks:      engine,
 		running:    runningTasks{engine},
@@ -316,6 +317,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Workspaces: workspaces,
 		Allowed:    x.allowed,
 		Hosts:      chatHosts(cfg, db),
+		Checks:     chk,
 	}
 	if x.metrics != nil {
 		c.Metrics = x.metrics

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/fetch-dev/fetch/internal/checks"
 	"github.com/fetch-dev/fetch/internal/github"
 	"github.com/fetch-dev/fetch/internal/mirror"
 	"github.com/fetch-dev/fetch/internal/ship"
@@ -16,7 +17,7 @@ import (
 // newShipper builds what ships tasks' work: over Fetch's own repositories
 // (repos, fed from the kennels), the GitHub client (only with
 // FETCH_GITHUB_TOKEN) and the shipping settings of the workspaces.
-func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror, ws *workspace.Registry) (*ship.Shipper, error) {
+func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror, ws *workspace.Registry, chk *checks.Runner) (*ship.Shipper, error) {
 	var err error
 	var gh *github.Client
 	if cfg.GitHubToken != "" {
@@ -36,6 +37,7 @@ func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror
 		Token:   cfg.GitHubToken,
 		WebHost: ship.WebHost(cfg.GitHubURL),
 		Origin:  ws.Origin,
+		Checks:  chk,
 		Exists: func(_ context.Context, name string) error {
 			_, err := ws.Path(name)
 			return err
@@ -44,12 +46,19 @@ func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror
 	}), nil
 }
 
+// newChecks builds what runs the workspaces' checks in their kennels
+// (k) before a pull request, and carries out /checks.
+func newChecks(cfg Config, db *store.DB, log *slog.Logger, k checks.Exec) *checks.Runner {
+	return checks.New(checks.Config{Store: db, Kennel: k, Limit: cfg.CheckTimeout, Logger: log})
+}
+
 // shippedWorkspaces is the workspace registry as the agent uses it: a
 // workspace cloned from the configured GitHub records its repository for
 // shipping, and a deleted one's shipping settings and mirror go with it.
 type shippedWorkspaces struct {
 	*workspace.Registry
 	shipper *ship.Shipper
+	checks  *checks.Runner
 	log     *slog.Logger
 }
 
@@ -72,6 +81,11 @@ func (w shippedWorkspaces) Delete(ctx context.Context, name string) error {
 	}
 	if err := w.shipper.Forget(ctx, name); err != nil {
 		w.log.Warn("forget a deleted workspace's shipping", "workspace", name, "err", err)
+	}
+	if w.checks != nil {
+		if err := w.checks.Forget(ctx, name); err != nil {
+			w.log.Warn("forget a deleted workspace's checks", "workspace", name, "err", err)
+		}
 	}
 	return nil
 }

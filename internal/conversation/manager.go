@@ -147,6 +147,9 @@ type Config struct {
 	// Hosts carries out /hosts and describes the way out for /status;
 	// nil: /hosts is not available.
 	Hosts Hosts
+	// Checks carries out /checks (package checks), like Scheduler; nil:
+	// /checks is not available.
+	Checks Checks
 	// Engines describes the Docker engines and their load for /status;
 	// nil when Fetch uses only the local one.
 	Engines func(ctx context.Context) string

@@ -36,6 +36,9 @@ type NewPR struct {
 	Head string
 	// Base is the branch to merge into, usually the default branch.
 	Base string
+	// Draft opens it as a draft: GitHub does not merge it until it is
+	// marked ready for review.
+	Draft bool
 }
 
 // PR is what Fetch follows of a pull request.
@@ -50,6 +53,7 @@ type PR struct {
 	HeadSHA    string
 	Head, Base string
 	Title      string
+	Draft      bool
 }
 
 // equal says whether p and q show the same pull request the same way.
@@ -70,6 +74,7 @@ func fromPull(p *gh.PullRequest) PR {
 		Head:    p.GetHead().GetRef(),
 		Base:    p.GetBase().GetRef(),
 		Title:   p.GetTitle(),
+		Draft:   p.GetDraft(),
 	}
 	if p.Mergeable != nil {
 		m := *p.Mergeable
@@ -95,6 +100,7 @@ func (c *Client) OpenPR(ctx context.Context, owner, name string, pr NewPR) (PR, 
 		Body:  gh.Ptr(pr.Body),
 		Head:  gh.Ptr(pr.Head),
 		Base:  gh.Ptr(pr.Base),
+		Draft: gh.Ptr(pr.Draft),
 	})
 	if err == nil {
 		return fromPull(created), true, nil
@@ -182,6 +188,15 @@ func (c *Client) Close(ctx context.Context, owner, name string, number int) erro
 	_, _, err := c.gh.PullRequests.Edit(ctx, owner, name, number, &gh.PullRequest{State: gh.Ptr(string(Closed))})
 	if err != nil {
 		return classify(fmt.Sprintf("close pull request %s/%s#%d", owner, name, number), err)
+	}
+	return nil
+}
+
+// EditBody replaces pull request number's body.
+func (c *Client) EditBody(ctx context.Context, owner, name string, number int, body string) error {
+	_, _, err := c.gh.PullRequests.Edit(ctx, owner, name, number, &gh.PullRequest{Body: gh.Ptr(body)})
+	if err != nil {
+		return classify(fmt.Sprintf("edit pull request %s/%s#%d", owner, name, number), err)
 	}
 	return nil
 }

@@ -323,6 +323,12 @@ func Result(t task.Task) chat.Reply {
 	}
 	if t.ShipError != "" && !t.Conflicted() {
 		b.WriteString("\n\n" + clip(strings.TrimSpace(t.ShipError), 300))
+		if t.ChecksFailed() && t.Checks != "" {
+			b.WriteString("\n" + clip(t.Checks, 900))
+		}
+	}
+	if t.Pushed != "" && t.PR.Number == 0 && t.ShipAs == task.ShipAs("push") {
+		fmt.Fprintf(&b, "\n\n⬆️ Pushed branch %s to GitHub; no pull request, as asked.", t.Branch)
 	}
 	if t.State == task.Failed && t.StderrTail != "" && !strings.Contains(t.Error, strings.TrimSpace(lastLines(t.StderrTail, 1))) {
 		b.WriteString("\nstderr:\n" + clip(lastLines(t.StderrTail, 3), 300))
@@ -352,6 +358,9 @@ func Result(t task.Task) chat.Reply {
 	if t.Conflicted() {
 		reply.Actions = []chat.Action{{Label: "Resolve", Send: ShipCommand + " resolve " + t.ID, Style: chat.Primary}}
 	}
+	if t.Held() {
+		reply.Actions = append(reply.Actions, shipAnyway(t))
+	}
 	switch {
 	case t.Patch == "":
 	case len(t.Patch) <= inlineDiff && b.Len()+len(t.Patch) < maxText-20:
@@ -373,6 +382,12 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// shipAnyway is the button that opens the pull request a failing check
+// held back.
+func shipAnyway(t task.Task) chat.Action {
+	return chat.Action{Label: "Ship anyway", Send: ShipCommand + " anyway " + t.ID, Style: chat.Secondary}
+}
+
 // ShipCommand is what the pull request's buttons send: "/pr merge ID",
 // "/pr close ID".
 const ShipCommand = "/pr"
@@ -390,14 +405,24 @@ func Shipped(t task.Task, errText string) chat.Reply {
 			Text:    clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s", t.ID, t.Error), maxText),
 			Actions: []chat.Action{{Label: "Resolve", Send: ShipCommand + " resolve " + t.ID, Style: chat.Primary}},
 		}
+	case t.PR.Number == 0 && t.Held():
+		return chat.Reply{
+			Text:    clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s\n%s", t.ID, t.Error, t.Checks), maxText),
+			Actions: []chat.Action{shipAnyway(t)},
+		}
 	case t.PR.Number == 0 && t.State == task.NeedsAttention:
 		return chat.Text(clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s", t.ID, t.Error), maxText))
 	case t.PR.Number == 0 && t.ShipError != "":
 		return chat.Text(clip(fmt.Sprintf("⚠️ Task %s was %s", t.ID, t.ShipError), maxText))
+	case t.PR.Number == 0 && t.Pushed != "":
+		return chat.Text(fmt.Sprintf("⬆️ Task %s's branch %s was pushed to GitHub; no pull request, as asked.", t.ID, t.Branch))
 	case t.PR.Number == 0:
 		return chat.Text(fmt.Sprintf("Task %s has no pull request.", t.ID))
 	}
 	what := "opened"
+	if t.PR.Draft {
+		what = "opened as a draft"
+	}
 	actions := []chat.Action{{Label: "Open", URL: t.PR.URL}}
 	if t.PR.State == "merged" {
 		what = "opened and merged"
@@ -407,10 +432,17 @@ func Shipped(t task.Task, errText string) chat.Reply {
 		}
 		actions = append(actions, chat.Action{Label: "Close", Send: ShipCommand + " close " + t.ID, Style: chat.Danger})
 	}
-	return chat.Reply{
-		Text:    clip(fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200)), maxText),
-		Actions: actions,
+	text := fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200))
+	switch {
+	case t.ChecksFailed() && t.PR.Draft:
+		text += "\nA check failed, so it is a draft and is not merged on its own. Continue the task to fix it, or mark the pull request ready on GitHub to ship it anyway."
+	case t.ChecksFailed():
+		text += "\nA check failed; it was shipped anyway, and is not merged on its own."
 	}
+	if t.Checks != "" {
+		text += "\nChecks:\n" + clip(t.Checks, 900)
+	}
+	return chat.Reply{Text: clip(text, maxText), Actions: actions}
 }
 
 // PRChanged is the message that a task's pull request was merged or

@@ -111,6 +111,8 @@ type GitHubPR struct {
 	HeadSHA           string
 	MergeCommitSHA    string
 	Reviews, Comments int
+	// Draft: opened as a draft (and not marked ready since).
+	Draft bool
 }
 
 type ghRepo struct {
@@ -446,7 +448,7 @@ func (g *GitHub) PRs(repo string) []GitHubPR {
 		out = append(out, GitHubPR{
 			Number: p.number, Title: p.title, Body: p.body, Head: p.head, Base: p.base,
 			State: p.state, Merged: p.merged, HeadSHA: p.headSHA, MergeCommitSHA: p.mergeCommitSHA,
-			Reviews: len(p.reviews), Comments: len(p.comments),
+			Reviews: len(p.reviews), Comments: len(p.comments), Draft: p.draft,
 		})
 	}
 	return out
@@ -1157,6 +1159,10 @@ func (g *GitHub) mergePull(q *ghReq) (int, any) {
 	}
 	if in.SHA != "" && in.SHA != p.headSHA {
 		return http.StatusConflict, ghError("Head branch was modified. Review and try the merge again.", 409, ghDocs+"/pulls/pulls#merge-a-pull-request")
+	}
+	if p.draft && p.state == "open" {
+		// As GitHub: a draft merges only once it is marked ready.
+		return http.StatusMethodNotAllowed, ghError("Pull Request is still a draft", 405, ghDocs+"/pulls/pulls#merge-a-pull-request")
 	}
 	msg := ""
 	if in.CommitMessage != nil {
