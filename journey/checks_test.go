@@ -87,6 +87,18 @@ func TestJourneyFailingChecksNeverMerge(t *testing.T) {
 		if prs := w.gh.PRs(shipRepo); prs[0].Merged {
 			t.Error("the draft was merged")
 		}
+		// Ship anyway marks it ready for review (GitHub's GraphQL); it is
+		// still not merged on its own.
+		m2 := w.mark(ownerID)
+		w.d.Click(ownerID, pr.Msg.ID, w.button(pr, "Ship anyway"))
+		again := w.awaitNew(m2, regexp.MustCompile(`🔀 Pull request #\d+ opened for task `+id+` on app`), "the pull request shipped anyway")
+		if !strings.Contains(again.Text, "it was shipped anyway, and is not merged on its own") {
+			t.Errorf("the message does not say it was shipped anyway: %q", again.Text)
+		}
+		prs = w.gh.PRs(shipRepo)
+		if len(prs) != 1 || prs[0].Draft || prs[0].Merged || !strings.Contains(prs[0].Body, "The owner shipped it although a check failed") {
+			t.Errorf("after Ship anyway: %+v; want the same pull request, ready, not merged, saying so", prs)
+		}
 	})
 	t.Run("hold", func(t *testing.T) {
 		w := newShipWorld(t, map[string]string{"test.sh": failingTest})

@@ -54,6 +54,8 @@ type PR struct {
 	Head, Base string
 	Title      string
 	Draft      bool
+	// NodeID is its GraphQL id.
+	NodeID string
 }
 
 // equal says whether p and q show the same pull request the same way.
@@ -75,6 +77,7 @@ func fromPull(p *gh.PullRequest) PR {
 		Base:    p.GetBase().GetRef(),
 		Title:   p.GetTitle(),
 		Draft:   p.GetDraft(),
+		NodeID:  p.GetNodeID(),
 	}
 	if p.Mergeable != nil {
 		m := *p.Mergeable
@@ -197,6 +200,42 @@ func (c *Client) EditBody(ctx context.Context, owner, name string, number int, b
 	_, _, err := c.gh.PullRequests.Edit(ctx, owner, name, number, &gh.PullRequest{Body: gh.Ptr(body)})
 	if err != nil {
 		return classify(fmt.Sprintf("edit pull request %s/%s#%d", owner, name, number), err)
+	}
+	return nil
+}
+
+// MarkReady marks draft pull request number ready for review. The REST
+// API cannot (a draft's state is GraphQL's): it reads the pull request's
+// node id, then calls the markPullRequestReadyForReview mutation at the
+// GraphQL endpoint next to the REST API (api.github.com/graphql,
+// HOST/api/graphql on Enterprise). A pull request that is not a draft is
+// left as it is.
+func (c *Client) MarkReady(ctx context.Context, owner, name string, number int) error {
+	op := fmt.Sprintf("mark pull request %s/%s#%d ready", owner, name, number)
+	p, _, err := c.gh.PullRequests.Get(ctx, owner, name, number)
+	if err != nil {
+		return classify(op, err)
+	}
+	if !p.GetDraft() {
+		return nil
+	}
+	req, err := c.gh.NewRequest(http.MethodPost, "../graphql", map[string]any{
+		"query":     `mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }`,
+		"variables": map[string]any{"id": p.GetNodeID()},
+	})
+	if err != nil {
+		return fmt.Errorf("github: %s: %w", op, err)
+	}
+	var out struct {
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if _, err := c.gh.Do(ctx, req, &out); err != nil {
+		return classify(op, err)
+	}
+	if len(out.Errors) > 0 {
+		return fmt.Errorf("github: %s: %s: %w", op, out.Errors[0].Message, ErrRejected)
 	}
 	return nil
 }

@@ -407,7 +407,7 @@ func Shipped(t task.Task, errText string) chat.Reply {
 		}
 	case t.PR.Number == 0 && t.Held():
 		return chat.Reply{
-			Text:    clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s\n%s", t.ID, t.Error, t.Checks), maxText),
+			Text:    clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s\n%s\n%s", t.ID, t.ShipError, t.Checks, t.Error), maxText),
 			Actions: []chat.Action{shipAnyway(t)},
 		}
 	case t.PR.Number == 0 && t.State == task.NeedsAttention:
@@ -435,7 +435,10 @@ func Shipped(t task.Task, errText string) chat.Reply {
 	text := fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200))
 	switch {
 	case t.ChecksFailed() && t.PR.Draft:
-		text += "\nA check failed, so it is a draft and is not merged on its own. Continue the task to fix it, or mark the pull request ready on GitHub to ship it anyway."
+		text += "\nA check failed, so it is a draft and is not merged on its own. Continue the task to fix it, or ship it anyway (marks it ready for review)."
+		if t.PR.State == "open" {
+			actions = append(actions, shipAnyway(t))
+		}
 	case t.ChecksFailed():
 		text += "\nA check failed; it was shipped anyway, and is not merged on its own."
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fetch-dev/fetch/internal/checks"
+	"github.com/fetch-dev/fetch/internal/github"
 )
 
 // As is how one task ships, asked with it, within what its workspace
@@ -80,4 +81,20 @@ func (s *Shipper) check(ctx context.Context, w Work) (checks.Report, error) {
 		return rep, fmt.Errorf("ship: run the checks: %w", err)
 	}
 	return rep, nil
+}
+
+// update brings an open pull request in line with a shipment: its body
+// says what the checks say now, and the owner's "Ship anyway" marks a
+// draft ready.
+func (s *Shipper) update(ctx context.Context, r Remote, pr github.PR, w Work, rep checks.Report) (github.PR, error) {
+	if err := s.gh.EditBody(ctx, r.Owner, r.Repo, pr.Number, body(w, rep)); err != nil {
+		s.log.Warn("update the body of a pull request", "task", w.TaskID, "pr", pr.Number, "err", err)
+	}
+	if pr.Draft && w.Anyway && w.As != AsDraft {
+		if err := s.gh.MarkReady(ctx, r.Owner, r.Repo, pr.Number); err != nil {
+			return pr, fmt.Errorf("ship: mark #%d ready for review: %w", pr.Number, err)
+		}
+		pr.Draft = false
+	}
+	return pr, nil
 }

@@ -250,9 +250,8 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 		return res, fmt.Errorf("ship: open the pull request: %w", err)
 	}
 	if !created {
-		// An update: the body says what the checks say now.
-		if err := s.gh.EditBody(ctx, st.Remote.Owner, st.Remote.Repo, pr.Number, body(w, res.Checks)); err != nil {
-			s.log.Warn("update the body of a pull request", "task", w.TaskID, "pr", pr.Number, "err", err)
+		if pr, err = s.update(ctx, st.Remote, pr, w, res.Checks); err != nil {
+			return res, err
 		}
 	}
 	res.PR = PR{Number: pr.Number, URL: pr.URL, State: "open", Draft: pr.Draft, MayMerge: st.Mode == Autonomous && !pr.Draft}

@@ -193,8 +193,8 @@ func (e *Engine) applyShip(t *Task, res ship.Result, err error, ok State) State 
 		return ok
 	case errors.As(err, &held):
 		t.Checks = e.store.Scrub(held.Report.Summary())
-		t.ShipError = checksPrefix + ": " + held.Error()
-		t.Error = fmt.Sprintf("a check failed on its branch, so no pull request was opened. Continue it to fix the work, or ship it anyway (/pr anyway %s).", t.ID)
+		t.ShipError = held.Error() // starts with checksPrefix
+		t.Error = fmt.Sprintf("Continue the task to fix its work, or ship it anyway (/pr anyway %s).", t.ID)
 		return NeedsAttention
 	case errors.As(err, &conflict):
 		files := e.store.Scrub(strings.Join(conflict.Files, ", "))
@@ -460,8 +460,8 @@ const (
 	// (AddressReview).
 	ReviewPR PRAction = "review"
 	// ShipAnyway ships a task whose failing checks held it back: its
-	// pull request opens (not as a draft), and it is not merged on its
-	// own.
+	// pull request opens, or its draft is marked ready; it is not merged
+	// on its own.
 	ShipAnyway PRAction = "anyway"
 )
 
@@ -614,7 +614,7 @@ func (e *Engine) RequestPRAction(ctx context.Context, id string, a PRAction) err
 		return err
 	}
 	if a == ShipAnyway {
-		if !t.Held() {
+		if !t.Held() && !(t.ChecksFailed() && t.PR.Draft && t.PR.State == "open") {
 			return fmt.Errorf("task %s has no work held back by a failing check: %w", id, ErrState)
 		}
 		if t, err = e.shippable(ctx, id); err != nil {
