@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	// checks: a workspace's tests, run in its kennel before a pull
 	// request; store for its settings and the scrubber, instincts for
 	// /checks.
-	"internal/checks": {"kennel", "kennel/shim", "kennel/egress", "internal/store", "internal/redact", "instincts"},
+	"internal/checks": {"kennel", "internal/store", "internal/redact", "instincts"},
 	// harness prices the tokens of CLIs that report no dollars.
 	"harness": {"kennel", "kennel/shim", "kennel/egress", "internal/gitrun", "internal/price"},
 	// price: the table of model prices, with its sources.

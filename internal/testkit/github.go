@@ -582,7 +582,7 @@ func (g *GitHub) cloneURL(owner, name string) string {
 
 // serve splits the fake between the REST API and git.
 func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/api/v3/") {
+	if strings.HasPrefix(r.URL.Path, "/api/v3/") || r.URL.Path == "/api/graphql" {
 		g.api.ServeHTTP(w, r)
 		return
 	}
