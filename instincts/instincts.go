@@ -180,6 +180,11 @@ type Response struct {
 	// typed (the runtime checks the value).
 	Setting string
 	Value   string
+	// ChecksAction and ChecksArg are what Effect Checks does ("" shows
+	// the checks; set, add, auto, off, failing) and its argument, as
+	// typed (the runtime parses a command line).
+	ChecksAction string
+	ChecksArg    string
 }
 
 // command is one slash command.
@@ -226,7 +231,8 @@ func New() *Set {
 		{"cron", "/cron", "your reminders and schedules", "your reminders and schedules: /cron list, /cron remove ID, /cron pause ID, /cron resume ID", cronCommand},
 		{"watch", "/watch", "changes and upstream news of a workspace", "/watch on|off [WORKSPACE]: tell you when files change there or its branch falls behind upstream", watch},
 		{"ship", "/ship", "how a workspace's work ships", "/ship [WORKSPACE] [pr-required|autonomous|local]: show or set how a workspace's finished work ships", ship},
-		{"pr", "/pr", "push, merge, close a task's pull request", "/pr ship|merge|close|resolve|review ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review", pr},
+		{"checks", "/checks", "what a workspace's work must pass before a pull request", "/checks, /checks set|add COMMAND, /checks auto|off, /checks failing draft|hold: the tests and builds run in the kennel on a task's branch before its pull request opens or merges (detected when you set none), and whether a failure opens a draft or nothing (changes: owner only)", checksCommand},
+		{"pr", "/pr", "push, merge, close a task's pull request", "/pr ship|merge|close|resolve|review|anyway ID: push a task's branch and open its pull request, merge or close it, resolve its conflict with the base, address its review, ship it although a check failed", pr},
 		{"use", "/use", "the workspace to work in", "/use WORKSPACE: work in that workspace from now on (/use alone lists them)", use},
 		{"allow", "/allow", "who else may talk to me (owner)", "/allow add|remove USER_ID, /allow list: who besides the owner may talk to me (owner only)", allow},
 		{"automerge", "/automerge", "when a pull request merges on its own", "/automerge, /automerge files|lines N, /automerge add|remove PATH: when Fetch may merge the selected workspace's pull requests on its own (changes owner only)", automerge},

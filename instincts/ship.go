@@ -51,7 +51,7 @@ func ship(args string, st State) Response {
 // taskID is a task id as /pr accepts it.
 var taskID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-const prUsage = "Usage: /pr ship ID (push task ID's branch and open its pull request) · /pr merge ID · /pr close ID · /pr resolve ID (rebase a conflicting branch onto the latest base) · /pr review ID (address the pull request's review)"
+const prUsage = "Usage: /pr ship ID (push task ID's branch and open its pull request) · /pr merge ID · /pr close ID · /pr resolve ID (rebase a conflicting branch onto the latest base) · /pr review ID (address the pull request's review) · /pr anyway ID (open the pull request a failing check held back)"
 
 func pr(args string, st State) Response {
 	words := strings.Fields(args)
@@ -59,7 +59,7 @@ func pr(args string, st State) Response {
 		return Response{Instinct: "pr", Reply: prUsage}
 	}
 	action := strings.ToLower(words[0])
-	if !slices.Contains([]string{"ship", "merge", "close", "resolve", "review"}, action) {
+	if !slices.Contains([]string{"ship", "merge", "close", "resolve", "review", "anyway"}, action) {
 		return Response{Instinct: "pr", Reply: fmt.Sprintf("%q is not something I do to a pull request. %s", words[0], prUsage)}
 	}
 	if !taskID.MatchString(words[1]) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/checks"
 	"github.com/fetch-dev/fetch/internal/price"
 	"github.com/fetch-dev/fetch/internal/review"
 	"github.com/fetch-dev/fetch/internal/trust"
@@ -44,6 +45,7 @@ const (
 	envGitHubToken  = "FETCH_GITHUB_TOKEN"
 	envGitHubURL    = "FETCH_GITHUB_URL"
 	envPRPoll       = "FETCH_PR_POLL"
+	envCheckTimeout = "FETCH_CHECK_TIMEOUT"
 	envEngines      = "FETCH_ENGINES"
 	envPageAddr     = "FETCH_PAGE_ADDR"
 	envPageURL      = "FETCH_PAGE_URL"
@@ -172,6 +174,9 @@ const configHelp = `Configuration (environment):
   FETCH_AUTOMERGE_PATHS  paths that always need the owner's Merge in every workspace, comma separated (a
                        directory ending in /, a file name such as *.sql, or a path from the root), beside CI
                        workflows, lockfiles and dependency manifests and deploy files, which always do
+  FETCH_CHECK_TIMEOUT  the time a workspace's checks (its tests, run in its kennel before a pull request
+                       opens or merges; /checks) may take together in one shipment (default 10m); a check
+                       still running then is cut and reported as timed out
   SSL_CERT_FILE, SSL_CERT_DIR  a PEM bundle and a directory of certificate authorities to trust besides the
                        system's (e.g. a GitHub Enterprise server's private CA): Fetch's GitHub calls and its own
                        git (clones, pushes) trust them; SSL_CERT_DIR is one directory
@@ -287,6 +292,8 @@ type Config struct {
 	GitHubToken string
 	GitHubURL   string
 	PRPoll      time.Duration
+	// CheckTimeout is the time the checks of one shipment share.
+	CheckTimeout time.Duration
 	// CA is what Fetch's HTTPS clients and its host git trust besides the
 	// system's authorities (SSL_CERT_FILE, SSL_CERT_DIR, GIT_SSL_CAINFO),
 	// checked at start.
@@ -359,6 +366,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		GitHubToken:  strings.TrimSpace(getenv(envGitHubToken)),
 		GitHubURL:    or(strings.TrimSpace(getenv(envGitHubURL)), "https://api.github.com/"),
 		PRPoll:       time.Minute,
+		CheckTimeout: checks.DefaultLimit,
 		Egress:       true,
 	}
 	switch v := strings.ToLower(strings.TrimSpace(getenv(envEgress))); v {
@@ -493,6 +501,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			problems = append(problems, fmt.Sprintf("%s must be a duration of at least 1s, such as 1m, got %q", envPRPoll, v))
 		} else {
 			c.PRPoll = d
+		}
+	}
+	if v := strings.TrimSpace(getenv(envCheckTimeout)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 2*time.Hour {
+			problems = append(problems, fmt.Sprintf("%s must be a duration from 1s to 2h, such as 10m, got %q", envCheckTimeout, v))
+		} else {
+			c.CheckTimeout = d
 		}
 	}
 	if v := strings.TrimSpace(getenv(envEngines)); v != "" {

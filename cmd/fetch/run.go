@@ -287,8 +287,9 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		return nil, err
 	}
 	workspaces := ks.workspaces
+	chk := newChecks(cfg, db, log, ks.pool)
 	b, err := newBrain(cfg, db, log, brainDeps{
-		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, automerge: automergeSettings(cfg, db), log: log},
+		workspaces: shippedWorkspaces{Registry: workspaces, shipper: shipper, automerge: automergeSettings(cfg, db), checks: chk, log: log},
 		code:       code.New(workspaces),
 		tasks:      engine,
 		running:    runningTasks{engine},
@@ -335,6 +336,7 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 		Allowed:    x.allowed,
 		Hosts:      chatHosts(cfg, db),
 		AutoMerge:  automergeSettings(cfg, db),
+		Checks:     chk,
 	}
 	if x.metrics != nil {
 		c.Metrics = x.metrics

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/fetch-dev/fetch/internal/checks"
 	"github.com/fetch-dev/fetch/internal/github"
 	"github.com/fetch-dev/fetch/internal/llm"
 	"github.com/fetch-dev/fetch/internal/mirror"
@@ -18,7 +19,7 @@ import (
 // newShipper builds what ships tasks' work: over Fetch's own repositories
 // (repos, fed from the kennels), the GitHub client (only with
 // FETCH_GITHUB_TOKEN) and the shipping settings of the workspaces.
-func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror, ws *workspace.Registry) (*ship.Shipper, error) {
+func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror, ws *workspace.Registry, chk *checks.Runner) (*ship.Shipper, error) {
 	var err error
 	var gh *github.Client
 	if cfg.GitHubToken != "" {
@@ -43,6 +44,7 @@ func newShipper(cfg Config, db *store.DB, log *slog.Logger, repos *mirror.Mirror
 		Token:   cfg.GitHubToken,
 		WebHost: ship.WebHost(cfg.GitHubURL),
 		Origin:  ws.Origin,
+		Checks:  chk,
 		Exists: func(_ context.Context, name string) error {
 			_, err := ws.Path(name)
 			return err
@@ -79,6 +81,12 @@ func newGate(cfg Config, db *store.DB, log *slog.Logger) (*review.Gate, error) {
 	return review.New(rc), nil
 }
 
+// newChecks builds what runs the workspaces' checks in their kennels
+// (k) before a pull request, and carries out /checks.
+func newChecks(cfg Config, db *store.DB, log *slog.Logger, k checks.Exec) *checks.Runner {
+	return checks.New(checks.Config{Store: db, Kennel: k, Limit: cfg.CheckTimeout, Logger: log})
+}
+
 // shippedWorkspaces is the workspace registry as the agent uses it: a
 // workspace cloned from the configured GitHub records its repository for
 // shipping, and a deleted one's shipping settings and mirror go with it.
@@ -86,6 +94,7 @@ type shippedWorkspaces struct {
 	*workspace.Registry
 	shipper   *ship.Shipper
 	automerge *review.Settings
+	checks    *checks.Runner
 	log       *slog.Logger
 }
 
@@ -112,6 +121,11 @@ func (w shippedWorkspaces) Delete(ctx context.Context, name string) error {
 	if w.automerge != nil {
 		if err := w.automerge.Forget(ctx, name); err != nil {
 			w.log.Warn("forget a deleted workspace's limits for merging", "workspace", name, "err", err)
+		}
+	}
+	if w.checks != nil {
+		if err := w.checks.Forget(ctx, name); err != nil {
+			w.log.Warn("forget a deleted workspace's checks", "workspace", name, "err", err)
 		}
 	}
 	return nil

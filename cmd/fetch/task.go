@@ -617,7 +617,8 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 	if err != nil {
 		return nil, nil, err
 	}
-	shipper, err := newShipper(cfg, db, log, repos, ks.workspaces)
+	chk := newChecks(cfg, db, log, ks.pool)
+	shipper, err := newShipper(cfg, db, log, repos, ks.workspaces, chk)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -639,6 +640,7 @@ func newEngine(cfg Config, db *store.DB, log *slog.Logger, ks *kennels, obs task
 		Repos:             repos,
 		Shipper:           shipper,
 		ShipOnSuccess:     cfg.GitHubToken != "",
+		CheckLimit:        chk.Limit(),
 		PRPoll:            cfg.PRPoll,
 		ApprovalTTL:       cfg.ApprovalTTL,
 		Observer:          obs,

@@ -564,7 +564,7 @@ func TestToolArgumentErrorsNameTheField(t *testing.T) {
 		"missing": `error: task_create: missing required field "goal"`,
 		"harness": `error: task_create: field "harness": unknown harness "foo" (known: claude, codex, gemini)`,
 		"type":    `error: task_create: field "goal": want a string, got number`,
-		"unknown": `error: task_create: unknown field "branch"; the fields are "goal", "harness", "model", "plan_first", "queue", "workspace"`,
+		"unknown": `error: task_create: unknown field "branch"; the fields are "goal", "harness", "model", "plan_first", "queue", "ship", "workspace"`,
 		"empty":   `error: task_create: field "goal": must not be empty`,
 	} {
 		if res[id] != want {

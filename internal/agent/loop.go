@@ -68,6 +68,9 @@ type run struct {
 	created []task.Task
 	// told are the messages given to tasks this turn (task_message).
 	told []task.Told
+	// notes are facts the reply carries whatever the model says (a task
+	// refused for asking more than its workspace allows).
+	notes []string
 	// attachments came with the message; the first task the turn starts
 	// or tells takes them (takeAttachments).
 	attachments []task.Attachment
@@ -484,6 +487,11 @@ func (r *run) replies() []chat.Reply {
 	for _, t := range r.created {
 		if !strings.Contains(text, t.ID) {
 			text += fmt.Sprintf("\nTask %s started (%s in %s).", t.ID, or(t.Harness, "default harness"), t.Workspace)
+		}
+	}
+	for _, n := range r.notes {
+		if !strings.Contains(text, n) {
+			text += "\n" + n
 		}
 	}
 	actions := r.actions

@@ -39,6 +39,7 @@ type (
 		Queue     bool   `json:"queue,omitempty" description:"wait behind a running task"`
 		PlanFirst bool   `json:"plan_first,omitempty" description:"big or risky goal: plan first, owner approves"`
 		Model     string `json:"model,omitempty" description:"the CLI's model, only when the owner names one"`
+		Ship      string `json:"ship,omitempty" enum:"push,draft" description:"only when the owner asks it of this task: push (push the branch, no pull request) or draft (a draft pull request)"`
 	}
 	taskMessageArgs struct {
 		ID   string `json:"id"`
@@ -433,7 +434,7 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 			t.Model = c.Model
 		}
 	}
-	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue, Model: t.Model, Attachments: r.takeAttachments()}
+	req := task.Request{ConversationID: r.conv, Workspace: ws, Goal: t.Goal, Harness: t.Harness, Queue: t.Queue, Model: t.Model, ShipAs: task.ShipAs(t.Ship), Attachments: r.takeAttachments()}
 	// A big or risky goal, and every task under supervised autonomy: the
 	// CLI plans read-only first, and its plan comes to the owner to
 	// approve, revise or cancel before anything changes (where the
@@ -449,6 +450,11 @@ func toolTaskCreate(ctx context.Context, r *run, t taskCreateArgs) (string, erro
 	}
 	if !planFirst {
 		created, err = r.a.cfg.Tasks.Create(ctx, req)
+	}
+	var refused *task.ShipAsError
+	if errors.As(err, &refused) {
+		// Said to the owner whatever the model makes of it.
+		r.notes = append(r.notes, "I did not start it: "+refused.Reason+".")
 	}
 	if err != nil {
 		return "", err

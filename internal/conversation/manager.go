@@ -156,6 +156,9 @@ type Config struct {
 	// AutoMerge carries out /automerge (like Scheduler); nil: /automerge
 	// is not available.
 	AutoMerge AutoMerge
+	// Checks carries out /checks (package checks), like Scheduler; nil:
+	// /checks is not available.
+	Checks Checks
 	// Engines describes the Docker engines and their load for /status;
 	// nil when Fetch uses only the local one.
 	Engines func(ctx context.Context) string

@@ -27,6 +27,12 @@ type Watcher interface {
 	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
 }
 
+// Checks shows or changes a workspace's checks (/checks), like
+// Scheduler.
+type Checks interface {
+	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
+}
+
 // applier is what Scheduler and Watcher have in common.
 type applier interface {
 	ApplyTx(ctx context.Context, tx *sql.Tx, conversationID, userID string, r instincts.Response) (reply string, after func(), err error)
@@ -65,6 +71,8 @@ func (s *session) effect(it item, r instincts.Response) (fx effect, ok bool) {
 		return s.applied(it, r, s.m.cfg.Hosts), true
 	case instincts.AutoMergeShow, instincts.AutoMergeSet:
 		return s.applied(it, r, s.m.cfg.AutoMerge), true
+	case instincts.Checks:
+		return s.applied(it, r, s.m.cfg.Checks), true
 	case instincts.SetAutonomy:
 		return effect{write: func(ctx context.Context, tx *sql.Tx) ([]chat.Reply, func(), error) {
 			if err := s.m.cfg.Store.SetAutonomyTx(ctx, tx, s.c.id, string(r.Autonomy)); err != nil {

@@ -375,7 +375,7 @@ func (s *session) apply(ctx context.Context, it item, r instincts.Response, prom
 		return []chat.Reply{chat.Text(s.prAction(ctx, r))}
 	case instincts.SetAutonomy, instincts.Remind, instincts.Schedule, instincts.CronList, instincts.CronRemove, instincts.CronPause, instincts.CronResume,
 		instincts.WatchOn, instincts.WatchOff, instincts.ShipMode, instincts.UseWorkspace, instincts.AllowAdd, instincts.AllowRemove, instincts.AllowList,
-		instincts.HostsList, instincts.HostsAdd, instincts.HostsRemove, instincts.AutoMergeShow, instincts.AutoMergeSet:
+		instincts.HostsList, instincts.HostsAdd, instincts.HostsRemove, instincts.AutoMergeShow, instincts.AutoMergeSet, instincts.Checks:
 		// Effects: see session.effect.
 	}
 	return []chat.Reply{chat.Text(r.Reply)}
@@ -483,5 +483,6 @@ func (s *session) prAction(ctx context.Context, r instincts.Response) string {
 		"close":   fmt.Sprintf("Closing the pull request of task %s.", r.TaskID),
 		"resolve": fmt.Sprintf("Bringing the latest base into task %s's kennel and asking its coding CLI to rebase onto it.", r.TaskID),
 		"review":  fmt.Sprintf("Sending the review of task %s's pull request to its coding CLI.", r.TaskID),
+		"anyway":  fmt.Sprintf("Shipping task %s although a check failed: pushing its branch and opening its pull request, which is not merged on its own.", r.TaskID),
 	}[r.PRAction]
 }

@@ -94,6 +94,10 @@ func (s *session) taskUpdate(ctx context.Context, u task.Update) {
 // failure to ship.
 func (s *session) shipped(ctx context.Context, t task.Task, errText string) {
 	key := fmt.Sprintf("task-pr:%s:%d", t.ID, t.PR.Number)
+	if t.ChecksFailed() && !t.PR.Draft {
+		// A draft the owner shipped anyway is told again.
+		key += ":anyway"
+	}
 	if t.PR.Number == 0 || errText != "" {
 		key = ""
 	}

@@ -35,11 +35,15 @@ var allowed = map[string][]string{
 	// ship: push and pull requests, over both.
 	"internal/github": {},
 	"internal/mirror": {"internal/gitrun", "kennel", "internal/redact", "internal/trust"},
-	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "internal/redact", "instincts", "internal/review"},
+	"internal/ship":   {"internal/github", "internal/mirror", "internal/store", "internal/redact", "instincts", "internal/review", "internal/checks"},
 	// review: whether a change may merge without the owner (limits, and
 	// Fetch's own LLM review of it); store for the workspace's limits and
 	// the review's cost.
 	"internal/review": {"internal/llm", "internal/store", "instincts"},
+	// checks: a workspace's tests, run in its kennel before a pull
+	// request; store for its settings and the scrubber, instincts for
+	// /checks.
+	"internal/checks": {"kennel", "internal/store", "internal/redact", "instincts"},
 	// harness prices the tokens of CLIs that report no dollars.
 	"harness": {"kennel", "kennel/shim", "kennel/egress", "internal/gitrun", "internal/price"},
 	// price: the table of model prices, with its sources.

@@ -488,3 +488,41 @@ func TestNoTokenInStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestDraft: a draft opens as one, does not merge (GitHub's 405), is
+// marked ready through GraphQL (twice is fine), and then merges; a
+// read-only token cannot mark it.
+func TestDraft(t *testing.T) {
+	w := newWorld(t)
+	pr, _, err := w.client.OpenPR(t.Context(), owner, name, github.NewPR{Title: "Task 1", Body: "b", Head: branch, Base: "main", Draft: true})
+	if err != nil || !pr.Draft {
+		t.Fatalf("OpenPR draft: %+v, %v", pr, err)
+	}
+	if got := w.gh.PRs(w.repo.FullName); len(got) != 1 || !got[0].Draft {
+		t.Fatalf("on GitHub: %+v", got)
+	}
+	if _, err := w.client.Merge(t.Context(), owner, name, pr.Number, pr.HeadSHA, github.MergeCommit); err == nil {
+		t.Fatal("a draft merged")
+	}
+	ro := newClient(t, w.gh, w.gh.NewToken(true))
+	if err := ro.MarkReady(t.Context(), owner, name, pr.Number); err == nil {
+		t.Error("a read-only token marked the draft ready")
+	}
+	if err := w.client.EditBody(t.Context(), owner, name, pr.Number, "new body"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := w.client.MarkReady(t.Context(), owner, name, pr.Number); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.gh.PRs(w.repo.FullName); got[0].Draft || got[0].Body != "new body" {
+		t.Fatalf("after MarkReady and EditBody: %+v", got)
+	}
+	if w.gh.Requests("POST /graphql") != 2 {
+		t.Errorf("GraphQL calls: %d, want 2 (the read-only one, and one for the draft; a ready one is left as it is)", w.gh.Requests("POST /graphql"))
+	}
+	if _, err := w.client.Merge(t.Context(), owner, name, pr.Number, pr.HeadSHA, github.MergeCommit); err != nil {
+		t.Fatalf("merge once ready: %v", err)
+	}
+}

@@ -36,6 +36,9 @@ type NewPR struct {
 	Head string
 	// Base is the branch to merge into, usually the default branch.
 	Base string
+	// Draft opens it as a draft: GitHub does not merge it until it is
+	// marked ready for review.
+	Draft bool
 }
 
 // PR is what Fetch follows of a pull request.
@@ -50,6 +53,9 @@ type PR struct {
 	HeadSHA    string
 	Head, Base string
 	Title      string
+	Draft      bool
+	// NodeID is its GraphQL id.
+	NodeID string
 }
 
 // equal says whether p and q show the same pull request the same way.
@@ -70,6 +76,8 @@ func fromPull(p *gh.PullRequest) PR {
 		Head:    p.GetHead().GetRef(),
 		Base:    p.GetBase().GetRef(),
 		Title:   p.GetTitle(),
+		Draft:   p.GetDraft(),
+		NodeID:  p.GetNodeID(),
 	}
 	if p.Mergeable != nil {
 		m := *p.Mergeable
@@ -95,6 +103,7 @@ func (c *Client) OpenPR(ctx context.Context, owner, name string, pr NewPR) (PR, 
 		Body:  gh.Ptr(pr.Body),
 		Head:  gh.Ptr(pr.Head),
 		Base:  gh.Ptr(pr.Base),
+		Draft: gh.Ptr(pr.Draft),
 	})
 	if err == nil {
 		return fromPull(created), true, nil
@@ -182,6 +191,51 @@ func (c *Client) Close(ctx context.Context, owner, name string, number int) erro
 	_, _, err := c.gh.PullRequests.Edit(ctx, owner, name, number, &gh.PullRequest{State: gh.Ptr(string(Closed))})
 	if err != nil {
 		return classify(fmt.Sprintf("close pull request %s/%s#%d", owner, name, number), err)
+	}
+	return nil
+}
+
+// EditBody replaces pull request number's body.
+func (c *Client) EditBody(ctx context.Context, owner, name string, number int, body string) error {
+	_, _, err := c.gh.PullRequests.Edit(ctx, owner, name, number, &gh.PullRequest{Body: gh.Ptr(body)})
+	if err != nil {
+		return classify(fmt.Sprintf("edit pull request %s/%s#%d", owner, name, number), err)
+	}
+	return nil
+}
+
+// MarkReady marks draft pull request number ready for review. The REST
+// API cannot (a draft's state is GraphQL's): it reads the pull request's
+// node id, then calls the markPullRequestReadyForReview mutation at the
+// GraphQL endpoint next to the REST API (api.github.com/graphql,
+// HOST/api/graphql on Enterprise). A pull request that is not a draft is
+// left as it is.
+func (c *Client) MarkReady(ctx context.Context, owner, name string, number int) error {
+	op := fmt.Sprintf("mark pull request %s/%s#%d ready", owner, name, number)
+	p, _, err := c.gh.PullRequests.Get(ctx, owner, name, number)
+	if err != nil {
+		return classify(op, err)
+	}
+	if !p.GetDraft() {
+		return nil
+	}
+	req, err := c.gh.NewRequest(http.MethodPost, "../graphql", map[string]any{
+		"query":     `mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }`,
+		"variables": map[string]any{"id": p.GetNodeID()},
+	})
+	if err != nil {
+		return fmt.Errorf("github: %s: %w", op, err)
+	}
+	var out struct {
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if _, err := c.gh.Do(ctx, req, &out); err != nil {
+		return classify(op, err)
+	}
+	if len(out.Errors) > 0 {
+		return fmt.Errorf("github: %s: %s: %w", op, out.Errors[0].Message, ErrRejected)
 	}
 	return nil
 }

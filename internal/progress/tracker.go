@@ -323,6 +323,12 @@ func Result(t task.Task) chat.Reply {
 	}
 	if t.ShipError != "" && !t.Conflicted() {
 		b.WriteString("\n\n" + clip(strings.TrimSpace(t.ShipError), 300))
+		if t.ChecksFailed() && t.Checks != "" {
+			b.WriteString("\n" + clip(t.Checks, 900))
+		}
+	}
+	if t.Pushed != "" && t.PR.Number == 0 && t.ShipAs == task.ShipAs("push") {
+		fmt.Fprintf(&b, "\n\n⬆️ Pushed branch %s to GitHub; no pull request, as asked.", t.Branch)
 	}
 	if t.State == task.Failed && t.StderrTail != "" && !strings.Contains(t.Error, strings.TrimSpace(lastLines(t.StderrTail, 1))) {
 		b.WriteString("\nstderr:\n" + clip(lastLines(t.StderrTail, 3), 300))
@@ -354,6 +360,9 @@ func Result(t task.Task) chat.Reply {
 	var reply chat.Reply
 	if t.Conflicted() {
 		reply.Actions = []chat.Action{{Label: "Resolve", Send: ShipCommand + " resolve " + t.ID, Style: chat.Primary}}
+	}
+	if t.Held() {
+		reply.Actions = append(reply.Actions, shipAnyway(t))
 	}
 	switch {
 	case t.Patch == "":
@@ -387,6 +396,12 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// shipAnyway is the button that opens the pull request a failing check
+// held back.
+func shipAnyway(t task.Task) chat.Action {
+	return chat.Action{Label: "Ship anyway", Send: ShipCommand + " anyway " + t.ID, Style: chat.Secondary}
+}
+
 // ShipCommand is what the pull request's buttons send: "/pr merge ID",
 // "/pr close ID".
 const ShipCommand = "/pr"
@@ -404,14 +419,24 @@ func Shipped(t task.Task, errText string) chat.Reply {
 			Text:    clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s", t.ID, t.Error), maxText),
 			Actions: []chat.Action{{Label: "Resolve", Send: ShipCommand + " resolve " + t.ID, Style: chat.Primary}},
 		}
+	case t.PR.Number == 0 && t.Held():
+		return chat.Reply{
+			Text:    clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s\n%s\n%s", t.ID, t.ShipError, t.Checks, t.Error), maxText),
+			Actions: []chat.Action{shipAnyway(t)},
+		}
 	case t.PR.Number == 0 && t.State == task.NeedsAttention:
 		return chat.Text(clip(fmt.Sprintf("⚠️ Task %s was not shipped: %s", t.ID, t.Error), maxText))
 	case t.PR.Number == 0 && t.ShipError != "":
 		return chat.Text(clip(fmt.Sprintf("⚠️ Task %s was %s", t.ID, t.ShipError), maxText))
+	case t.PR.Number == 0 && t.Pushed != "":
+		return chat.Text(fmt.Sprintf("⬆️ Task %s's branch %s was pushed to GitHub; no pull request, as asked.", t.ID, t.Branch))
 	case t.PR.Number == 0:
 		return chat.Text(fmt.Sprintf("Task %s has no pull request.", t.ID))
 	}
 	what := "opened"
+	if t.PR.Draft {
+		what = "opened as a draft"
+	}
 	actions := []chat.Action{{Label: "Open", URL: t.PR.URL}}
 	if t.PR.State == "merged" {
 		what = "opened and merged"
@@ -422,6 +447,18 @@ func Shipped(t task.Task, errText string) chat.Reply {
 		actions = append(actions, chat.Action{Label: "Close", Send: ShipCommand + " close " + t.ID, Style: chat.Danger})
 	}
 	text := fmt.Sprintf("🔀 Pull request #%d %s for task %s on %s: %s\nGoal: %s", t.PR.Number, what, t.ID, t.Workspace, t.PR.URL, clip(t.Goal, 200))
+	switch {
+	case t.ChecksFailed() && t.PR.Draft:
+		text += "\nA check failed, so it is a draft and is not merged on its own. Continue the task to fix it, or ship it anyway (marks it ready for review)."
+		if t.PR.State == "open" {
+			actions = append(actions, shipAnyway(t))
+		}
+	case t.ChecksFailed():
+		text += "\nA check failed; it was shipped anyway, and is not merged on its own."
+	}
+	if t.Checks != "" {
+		text += "\nChecks:\n" + clip(t.Checks, 900)
+	}
 	if t.PR.State == "open" && t.PR.Held != "" {
 		// Said last and whole where it fits: why an autonomous merge waits.
 		text = clip(text, maxText/2) + "\n⏸️ Waits for your Merge: " + strings.TrimSuffix(t.PR.Held, ".") + "."

@@ -19,6 +19,15 @@
 // and kept: the origin is in a kennel-written .git/config, so it is not
 // read again afterwards.
 //
+// Before a pull request opens or is updated (and so before Fetch merges
+// one on its own), the workspace's checks run in its kennel on the task's
+// branch (package checks, through Config.Checks). A failing check opens
+// the pull request as a draft or, by the workspace's setting, opens none
+// and pushes nothing (*ChecksError); either way the work is never merged
+// on its own, even when the owner ships it anyway (Work.Anyway, which
+// also marks a draft ready). A task may ask to be pushed alone or opened
+// as a draft (Work.As), which Allows checks against the workspace.
+//
 // The token is Fetch's only: it goes to GitHub's API and to host git
 // through its environment, never into a kennel, the database or a log.
 package ship

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fetch-dev/fetch/internal/checks"
 	"github.com/fetch-dev/fetch/internal/github"
 	"github.com/fetch-dev/fetch/internal/mirror"
 	"github.com/fetch-dev/fetch/internal/store"
@@ -36,7 +37,10 @@ type Config struct {
 	Exists func(ctx context.Context, ws string) error
 	// Gate decides whether an autonomous workspace's pull request is
 	// merged without the owner; nil merges none on its own.
-	Gate   Gate
+	Gate Gate
+	// Checks runs a workspace's checks before a pull request opens or
+	// is updated, and before an autonomous merge; nil: none run.
+	Checks Checker
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -51,6 +55,7 @@ type Shipper struct {
 	host   string
 	origin func(ctx context.Context, ws string) (string, error)
 	gate   Gate
+	checks Checker
 	log    *slog.Logger
 	now    func() time.Time
 
@@ -71,7 +76,7 @@ func New(cfg Config) *Shipper {
 		host = "github.com"
 	}
 	return &Shipper{store: cfg.Store, exists: cfg.Exists, mirror: cfg.Mirror, gh: cfg.GitHub, token: cfg.Token, host: host,
-		origin: cfg.Origin, gate: cfg.Gate, log: cfg.Logger, now: now, locks: map[string]*sync.Mutex{}}
+		origin: cfg.Origin, gate: cfg.Gate, checks: cfg.Checks, log: cfg.Logger, now: now, locks: map[string]*sync.Mutex{}}
 }
 
 // WebHost derives the web host of a GitHub from its API URL: api.github.com
@@ -126,6 +131,11 @@ type Work struct {
 	// (the task's conversation is "autonomous"); an autonomous
 	// workspace's pull request is then merged at once.
 	AutoMerge bool
+	// As is how this task ships, asked with it (push only, a draft).
+	As As
+	// Anyway: the owner ships it although a check failed ("Ship
+	// anyway"); it is still never merged on its own.
+	Anyway bool
 }
 
 // PR is a pull request as Fetch keeps it.
@@ -142,6 +152,8 @@ type PR struct {
 	// a path, the review's blocking findings, a review that could not be
 	// made); known right after shipping, not stored.
 	Held string `json:"-"`
+	// Draft: opened as a draft (a check failed, or the task asked it).
+	Draft bool `json:"draft,omitempty"`
 }
 
 // Result is what a shipment did.
@@ -154,6 +166,9 @@ type Result struct {
 	Remote Remote
 	// Reviews counts the reviews Fetch posted on the pull request.
 	Reviews int
+	// Checks is what the workspace's checks said (none for a push
+	// only).
+	Checks checks.Report
 }
 
 // Ship pushes a task's branch and opens its pull request, or finds the one
@@ -216,12 +231,28 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 	if head == onto {
 		return res, fmt.Errorf("ship: %s: %w", base, ErrNothingToShip)
 	}
+	// The checks gate a pull request, not a push alone.
+	failed := false
+	if w.As != PushOnly {
+		if res.Checks, err = s.check(ctx, w); err != nil {
+			return res, err
+		}
+		failed = res.Checks.Failed()
+		if failed && !w.Anyway && res.Checks.OnFail == checks.Hold {
+			return res, &ChecksError{Workspace: w.Workspace, Report: res.Checks}
+		}
+	}
 	if err := s.mirror.Push(ctx, remote, w.Workspace, w.Branch, w.Branch, true); err != nil {
 		return res, fmt.Errorf("ship: push %s: %w", w.Branch, err)
 	}
 	res.Pushed = head
-	pr, _, err := s.gh.OpenPR(ctx, st.Remote.Owner, st.Remote.Repo, github.NewPR{
-		Title: title(w), Body: body(w), Head: w.Branch, Base: base,
+	if w.As == PushOnly {
+		s.log.Info("task pushed", "task", w.TaskID, "repo", st.Remote.Owner+"/"+st.Remote.Repo, "commit", head)
+		return res, nil
+	}
+	draft := w.As == AsDraft || (failed && !w.Anyway)
+	pr, created, err := s.gh.OpenPR(ctx, st.Remote.Owner, st.Remote.Repo, github.NewPR{
+		Title: title(w), Body: body(w, res.Checks), Head: w.Branch, Base: base, Draft: draft,
 	})
 	if err != nil {
 		// No orphan branch: the push is undone when no pull request
@@ -232,9 +263,16 @@ func (s *Shipper) Ship(ctx context.Context, w Work) (Result, error) {
 		res.Pushed = ""
 		return res, fmt.Errorf("ship: open the pull request: %w", err)
 	}
-	res.PR = PR{Number: pr.Number, URL: pr.URL, State: "open", MayMerge: st.Mode == Autonomous}
-	s.log.Info("task shipped", "task", w.TaskID, "repo", st.Remote.Owner+"/"+st.Remote.Repo, "pr", pr.Number, "commit", head)
-	if st.Mode == Autonomous && w.AutoMerge {
+	if !created {
+		if pr, err = s.update(ctx, st.Remote, pr, w, res.Checks); err != nil {
+			return res, err
+		}
+	}
+	res.PR = PR{Number: pr.Number, URL: pr.URL, State: "open", Draft: pr.Draft, MayMerge: st.Mode == Autonomous && !pr.Draft}
+	s.log.Info("task shipped", "task", w.TaskID, "repo", st.Remote.Owner+"/"+st.Remote.Repo, "pr", pr.Number, "commit", head, "draft", pr.Draft)
+	// A failing check never merges on its own, shipped anyway or not; a
+	// passing one merges only through the gate (limits and the review).
+	if st.Mode == Autonomous && w.AutoMerge && !pr.Draft && !failed {
 		s.autoMerge(ctx, w, st, pr.Number, onto, head, &res)
 	}
 	return res, nil
@@ -352,8 +390,9 @@ func title(w Work) string {
 	return t
 }
 
-// body says what the task was asked and what it did.
-func body(w Work) string {
+// body says what the task was asked and what it did, and what the checks
+// said.
+func body(w Work, rep checks.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Goal**\n\n%s\n\n", strings.TrimSpace(w.Goal))
 	if s := strings.TrimSpace(w.Summary); s != "" {
@@ -372,6 +411,10 @@ func body(w Work) string {
 			fmt.Fprintf(&b, "- %s\n", t)
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString(rep.Markdown())
+	if w.Anyway && rep.Failed() {
+		b.WriteString("_The owner shipped it although a check failed._\n\n")
 	}
 	fmt.Fprintf(&b, "_Opened by Fetch for task %s (branch `%s`)._\n", w.TaskID, w.Branch)
 	return b.String()

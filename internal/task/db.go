@@ -22,7 +22,7 @@ const (
 const taskColumns = `id, conversation_id, workspace, goal, harness, state, worktree, branch, base, base_branch,
 	session_id, question, answer, run_id, runs, summary, error, exit_code, stderr_tail, files, commits,
 	patch, patch_path, cost_usd, cli_cost_usd, cost_unknown, cost_priced_as, pushed, pr_number, pr_url, pr_state, ship_error, pr_reviews, cancel_requested, timed_out, owner, timeout_ms, created_at,
-	COALESCE(started_at, ''), COALESCE(run_started_at, ''), COALESCE(ended_at, ''), updated_at, model, attachments`
+	COALESCE(started_at, ''), COALESCE(run_started_at, ''), COALESCE(ended_at, ''), updated_at, model, attachments, ship_as, checks, pr_draft`
 
 type scanner interface{ Scan(...any) error }
 
@@ -32,7 +32,7 @@ func scanTask(s scanner) (Task, error) {
 	var timeoutMS int64
 	err := s.Scan(&t.ID, &t.ConversationID, &t.Workspace, &t.Goal, &t.Harness, &t.State, &t.Worktree, &t.Branch, &t.Base, &t.BaseBranch,
 		&t.SessionID, &t.Question, &t.Answer, &t.RunID, &t.Runs, &t.Summary, &t.Error, &t.ExitCode, &t.StderrTail, &files, &commits,
-		&t.Patch, &t.PatchPath, &t.CostUSD, &t.CLICostUSD, &t.CostUnknown, &t.CostPricedAs, &t.Pushed, &t.PR.Number, &t.PR.URL, &t.PR.State, &t.ShipError, &t.PRReviews, &t.CancelRequested, &t.TimedOut, &t.Owner, &timeoutMS, &created, &started, &runStarted, &ended, &updated, &t.Model, &atts)
+		&t.Patch, &t.PatchPath, &t.CostUSD, &t.CLICostUSD, &t.CostUnknown, &t.CostPricedAs, &t.Pushed, &t.PR.Number, &t.PR.URL, &t.PR.State, &t.ShipError, &t.PRReviews, &t.CancelRequested, &t.TimedOut, &t.Owner, &timeoutMS, &created, &started, &runStarted, &ended, &updated, &t.Model, &atts, &t.ShipAs, &t.Checks, &t.PR.Draft)
 	if err != nil {
 		return Task{}, err
 	}
@@ -139,9 +139,9 @@ func (e *Engine) query(ctx context.Context, clause string, args ...any) ([]Task,
 // insert stores a new task and its first state event.
 func (e *Engine) insert(ctx context.Context, tx *sql.Tx, t Task) error {
 	now := store.FormatTime(t.CreatedAt)
-	_, err := tx.ExecContext(ctx, `INSERT INTO `+tasksTable+` (id, conversation_id, workspace, goal, harness, state, branch, timeout_ms, created_at, started_at, updated_at, model, attachments)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.ConversationID, t.Workspace, t.Goal, t.Harness, string(t.State), t.Branch, t.Timeout.Milliseconds(), now, nullTime(t.StartedAt), now, t.Model, attachmentsJSON(t.Attachments))
+	_, err := tx.ExecContext(ctx, `INSERT INTO `+tasksTable+` (id, conversation_id, workspace, goal, harness, state, branch, timeout_ms, created_at, started_at, updated_at, model, attachments, ship_as)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.ConversationID, t.Workspace, t.Goal, t.Harness, string(t.State), t.Branch, t.Timeout.Milliseconds(), now, nullTime(t.StartedAt), now, t.Model, attachmentsJSON(t.Attachments), string(t.ShipAs))
 	if err != nil {
 		return err
 	}
@@ -179,11 +179,11 @@ func (e *Engine) save(ctx context.Context, t Task, from State, reason string) er
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE `+tasksTable+` SET state = ?, worktree = ?, branch = ?, base = ?, base_branch = ?,
 			session_id = ?, question = ?, answer = ?, run_id = ?, runs = ?, summary = ?, error = ?, exit_code = ?, stderr_tail = ?,
-			files = ?, commits = ?, patch = ?, patch_path = ?, cli_cost_usd = ?, cost_unknown = ?, cost_priced_as = ?, cost_usd = ? + `+attributedCost+`, pushed = ?, pr_number = ?, pr_url = ?, pr_state = ?, ship_error = ?, pr_reviews = ?, timed_out = ?, owner = ?, started_at = ?, run_started_at = ?, ended_at = ?, updated_at = ?, model = ?, attachments = ?
+			files = ?, commits = ?, patch = ?, patch_path = ?, cli_cost_usd = ?, cost_unknown = ?, cost_priced_as = ?, cost_usd = ? + `+attributedCost+`, pushed = ?, pr_number = ?, pr_url = ?, pr_state = ?, ship_error = ?, pr_reviews = ?, timed_out = ?, owner = ?, started_at = ?, run_started_at = ?, ended_at = ?, updated_at = ?, model = ?, attachments = ?, checks = ?, pr_draft = ?
 			WHERE id = ? AND state = ?`,
 			string(t.State), t.Worktree, t.Branch, t.Base, t.BaseBranch,
 			t.SessionID, t.Question, t.Answer, t.RunID, t.Runs, t.Summary, t.Error, t.ExitCode, t.StderrTail,
-			string(files), string(commits), t.Patch, t.PatchPath, t.CLICostUSD, t.CostUnknown, t.CostPricedAs, t.CLICostUSD, t.ID, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt), t.Model, attachmentsJSON(t.Attachments),
+			string(files), string(commits), t.Patch, t.PatchPath, t.CLICostUSD, t.CostUnknown, t.CostPricedAs, t.CLICostUSD, t.ID, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt), t.Model, attachmentsJSON(t.Attachments), t.Checks, t.PR.Draft,
 			t.ID, string(from))
 		if err != nil {
 			return err

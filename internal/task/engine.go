@@ -156,6 +156,10 @@ type Config struct {
 	// on GitHub and not local); otherwise tasks ship only when asked
 	// (Ship). It needs a GitHub token.
 	ShipOnSuccess bool
+	// CheckLimit is the time the workspace's checks may take in one
+	// shipment (checks.Runner.Limit); a shipment's time bound is
+	// shipTimeout plus it.
+	CheckLimit time.Duration
 	// PRPoll is how often an adopting engine polls open pull requests;
 	// DefaultPRPoll when 0.
 	PRPoll time.Duration
@@ -402,6 +406,9 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	if _, err := e.cfg.Workspaces.Path(req.Workspace); err != nil {
 		return Task{}, fmt.Errorf("task: create: %w (%w)", err, ErrInvalid)
 	}
+	if err := e.checkShipAs(ctx, req); err != nil {
+		return Task{}, err
+	}
 	if !e.isOpen() {
 		return Task{}, fmt.Errorf("task: create: %w", ErrClosed)
 	}
@@ -409,6 +416,7 @@ func (e *Engine) Create(ctx context.Context, req Request) (Task, error) {
 	t := Task{
 		ID: e.newID(), ConversationID: req.ConversationID, Workspace: req.Workspace, Goal: req.Goal,
 		Harness: string(name), Model: req.Model, Attachments: req.Attachments, State: Queued, Mode: req.Mode, Timeout: e.cfg.Timeout, ExitCode: -1, CreatedAt: now, UpdatedAt: now,
+		ShipAs: req.ShipAs,
 	}
 	if t.Mode == Work {
 		t.Branch = workspace.BranchPrefix + t.ID

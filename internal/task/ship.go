@@ -32,6 +32,10 @@ type Shipper interface {
 	// puts it in the workspace's repository in the kennel as ref; it
 	// returns the base's commit and branch.
 	SendBase(ctx context.Context, w ship.Work, ref string) (sha, branch string, err error)
+	// Allows tells whether a task of the workspace may ship as asked;
+	// the error names the setting that would allow it
+	// (ship.ErrNotAllowed).
+	Allows(ctx context.Context, ws string, a ship.As) error
 }
 
 // More update kinds, for shipping.
@@ -157,7 +161,7 @@ func (e *Engine) shipAtEnd(ctx context.Context, t *Task) State {
 	if base == nil {
 		base = context.WithoutCancel(ctx)
 	}
-	ctx, cancel := context.WithTimeout(base, shipTimeout)
+	ctx, cancel := context.WithTimeout(base, e.shipTimeout())
 	defer cancel()
 	res, err := e.cfg.Shipper.Ship(ctx, e.work(ctx, *t))
 	switch {
@@ -172,13 +176,28 @@ func (e *Engine) shipAtEnd(ctx context.Context, t *Task) State {
 func (e *Engine) applyShip(t *Task, res ship.Result, err error, ok State) State {
 	var conflict *ship.ConflictError
 	var secrets *ship.SecretsError
+	var held *ship.ChecksError
 	t.ShipError = ""
+	if s := res.Checks.Summary(); s != "" || err == nil {
+		t.Checks = e.store.Scrub(s)
+	}
 	switch {
 	case err == nil:
 		t.Pushed, t.PR = res.Pushed, res.PR
 		// Fetch's own reviews are not news to tell the owner of.
 		t.PRReviews += res.Reviews
+		if res.Checks.Failed() {
+			t.ShipError = checksPrefix + ": its pull request is a draft and is not merged on its own"
+			if !res.PR.Draft {
+				t.ShipError = checksPrefix + ", and it was shipped anyway; it is not merged on its own"
+			}
+		}
 		return ok
+	case errors.As(err, &held):
+		t.Checks = e.store.Scrub(held.Report.Summary())
+		t.ShipError = held.Error() // starts with checksPrefix
+		t.Error = fmt.Sprintf("Continue the task to fix its work, or ship it anyway (/pr anyway %s).", t.ID)
+		return NeedsAttention
 	case errors.As(err, &conflict):
 		files := e.store.Scrub(strings.Join(conflict.Files, ", "))
 		t.ShipError = conflictPrefix + conflict.Base + " in " + files
@@ -192,6 +211,56 @@ func (e *Engine) applyShip(t *Task, res ship.Result, err error, ok State) State 
 	t.ShipError = e.store.Scrub(shipAdvice(err))
 	e.log.Warn("ship a task", "task", t.ID, "err", t.ShipError)
 	return ok
+}
+
+// checksPrefix starts the ShipError of a task whose checks failed at its
+// last shipment.
+const checksPrefix = "a check failed"
+
+// ChecksFailed tells a task whose checks failed at its last shipment:
+// its pull request is a draft, or (Held) none was opened.
+func (t Task) ChecksFailed() bool { return strings.HasPrefix(t.ShipError, checksPrefix) }
+
+// Held tells a task whose failing checks opened no pull request: the
+// owner may ship it anyway (ShipAnyway).
+func (t Task) Held() bool {
+	return t.ChecksFailed() && t.State == NeedsAttention && t.PR.Number == 0
+}
+
+// shipTimeout bounds one shipment with the workspace's checks.
+func (e *Engine) shipTimeout() time.Duration { return shipTimeout + e.cfg.CheckLimit }
+
+// ShipAsError refuses a task asked to ship in a way its workspace (or
+// this Fetch) does not allow; Reason says which setting would allow it.
+// It is ErrInvalid and ship.ErrNotAllowed.
+type ShipAsError struct{ Reason string }
+
+func (e *ShipAsError) Error() string { return "task: create: " + e.Reason }
+
+// Unwrap makes it ErrInvalid and ship.ErrNotAllowed.
+func (e *ShipAsError) Unwrap() []error { return []error{ErrInvalid, ship.ErrNotAllowed} }
+
+// checkShipAs refuses a request to ship its task in a way the engine or
+// the workspace does not allow, saying which setting would.
+func (e *Engine) checkShipAs(ctx context.Context, req Request) error {
+	if req.ShipAs == ship.AsWorkspace {
+		return nil
+	}
+	if _, ok := ship.ParseAs(string(req.ShipAs)); !ok {
+		return fmt.Errorf("task: create: %q is not a way to ship (push or draft): %w", req.ShipAs, ErrInvalid)
+	}
+	if req.Mode == Ask {
+		return fmt.Errorf("task: create: a question ships nothing: %w", ErrInvalid)
+	}
+	if e.cfg.Shipper == nil || !e.cfg.ShipOnSuccess {
+		return &ShipAsError{Reason: "this Fetch ships nothing: a GitHub token (FETCH_GITHUB_TOKEN) would allow it"}
+	}
+	if err := e.cfg.Shipper.Allows(ctx, req.Workspace, req.ShipAs); errors.Is(err, ship.ErrNotAllowed) {
+		return &ShipAsError{Reason: strings.TrimSuffix(err.Error(), ": "+ship.ErrNotAllowed.Error())}
+	} else if err != nil {
+		return fmt.Errorf("task: create: %w", err)
+	}
+	return nil
 }
 
 // conflictPrefix starts the ShipError of a task whose branch conflicts
@@ -346,15 +415,24 @@ func (e *Engine) work(ctx context.Context, t Task) ship.Work {
 	w := e.shipWork(t)
 	w.AutoMerge = e.autoMerge(ctx, t)
 	w.Tests = e.testResults(ctx, t.ID)
+	w.As = t.ShipAs
 	return w
 }
 
 // shipNow ships t, records the outcome on it and publishes a Shipped
 // update (with Update.Err when the outcome could not be recorded).
 func (e *Engine) shipNow(ctx context.Context, t Task) (Task, error) {
-	sctx, cancel := context.WithTimeout(ctx, shipTimeout)
+	return e.shipWith(ctx, t, false)
+}
+
+// shipWith is shipNow, with anyway: the owner ships it although a check
+// failed.
+func (e *Engine) shipWith(ctx context.Context, t Task, anyway bool) (Task, error) {
+	sctx, cancel := context.WithTimeout(ctx, e.shipTimeout())
 	defer cancel()
-	res, serr := e.cfg.Shipper.Ship(sctx, e.work(ctx, t))
+	w := e.work(ctx, t)
+	w.Anyway = anyway
+	res, serr := e.cfg.Shipper.Ship(sctx, w)
 	from := t.State
 	t.State = e.applyShip(&t, res, serr, from)
 	if serr == nil && from == NeedsAttention {
@@ -383,6 +461,10 @@ const (
 	// ReviewPR runs the task again to address its pull request's review
 	// (AddressReview).
 	ReviewPR PRAction = "review"
+	// ShipAnyway ships a task whose failing checks held it back: its
+	// pull request opens, or its draft is marked ready; it is not merged
+	// on its own.
+	ShipAnyway PRAction = "anyway"
 )
 
 // ActOnPR merges or closes a task's open pull request; the follow loop
@@ -504,7 +586,7 @@ func (e *Engine) spawn(work func(ctx context.Context)) error {
 	e.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
-		ctx, cancel := context.WithTimeout(bg, shipTimeout)
+		ctx, cancel := context.WithTimeout(bg, e.shipTimeout())
 		defer cancel()
 		work(ctx)
 	}()
@@ -532,6 +614,19 @@ func (e *Engine) RequestPRAction(ctx context.Context, id string, a PRAction) err
 	t, err := e.Get(ctx, id)
 	if err != nil {
 		return err
+	}
+	if a == ShipAnyway {
+		if !t.Held() && !(t.ChecksFailed() && t.PR.Draft && t.PR.State == "open") {
+			return fmt.Errorf("task %s has no work held back by a failing check: %w", id, ErrState)
+		}
+		if t, err = e.shippable(ctx, id); err != nil {
+			return err
+		}
+		return e.spawn(func(ctx context.Context) {
+			if _, err := e.shipWith(ctx, t, true); err != nil {
+				e.log.Warn("ship a task anyway", "task", id, "err", err)
+			}
+		})
 	}
 	if a == ResolvePR || a == ReviewPR {
 		run := e.Resolve

@@ -27,6 +27,10 @@ const (
 	Ask Mode = "ask"
 )
 
+// ShipAs is how one task ships, asked with it (ship.As): "" as its
+// workspace ships, "push" or "draft".
+type ShipAs = ship.As
+
 // Request asks for a task.
 type Request struct {
 	// ConversationID is where progress goes; empty for the command line.
@@ -49,6 +53,10 @@ type Request struct {
 	Model string
 	// Attachments are files the owner gave the task, for its first run.
 	Attachments []Attachment
+	// ShipAs is how this task alone ships ("just push it", "open it as a
+	// draft"), within what its workspace allows; empty for as the
+	// workspace ships.
+	ShipAs ship.As
 }
 
 // Task is one task as stored.
@@ -121,6 +129,12 @@ type Task struct {
 	ShipError string  `json:"ship_error,omitempty"`
 	// PRReviews counts the reviews and review comments of PR told so far.
 	PRReviews int `json:"pr_reviews,omitempty"`
+	// ShipAs is how this task ships, asked with it ("just push it",
+	// "open it as a draft"): empty for as its workspace ships.
+	ShipAs ship.As `json:"ship_as,omitempty"`
+	// Checks is what the workspace's checks said at the last shipment
+	// (checks.Report.Summary); empty when none ran.
+	Checks string `json:"checks,omitempty"`
 
 	CancelRequested bool          `json:"cancel_requested,omitempty"`
 	TimedOut        bool          `json:"timed_out,omitempty"`

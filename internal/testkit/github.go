@@ -111,6 +111,8 @@ type GitHubPR struct {
 	HeadSHA           string
 	MergeCommitSHA    string
 	Reviews, Comments int
+	// Draft: opened as a draft (and not marked ready since).
+	Draft bool
 }
 
 type ghRepo struct {
@@ -446,7 +448,7 @@ func (g *GitHub) PRs(repo string) []GitHubPR {
 		out = append(out, GitHubPR{
 			Number: p.number, Title: p.title, Body: p.body, Head: p.head, Base: p.base,
 			State: p.state, Merged: p.merged, HeadSHA: p.headSHA, MergeCommitSHA: p.mergeCommitSHA,
-			Reviews: len(p.reviews), Comments: len(p.comments),
+			Reviews: len(p.reviews), Comments: len(p.comments), Draft: p.draft,
 		})
 	}
 	return out
@@ -580,7 +582,7 @@ func (g *GitHub) cloneURL(owner, name string) string {
 
 // serve splits the fake between the REST API and git.
 func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/api/v3/") {
+	if strings.HasPrefix(r.URL.Path, "/api/v3/") || r.URL.Path == "/api/graphql" {
 		g.api.ServeHTTP(w, r)
 		return
 	}
@@ -673,6 +675,7 @@ func (g *GitHub) routes() {
 	g.route("GET /repos/{owner}/{repo}/git/ref/heads/{branch...}", g.getRef)
 	g.route("GET /repos/{owner}/{repo}/git/refs/heads/{branch...}", g.getRef)
 	g.route("DELETE /repos/{owner}/{repo}/git/refs/heads/{branch...}", g.deleteRef)
+	g.api.HandleFunc("POST /api/graphql", g.graphql)
 	g.api.HandleFunc("/api/v3/", func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		g.requests["unknown "+r.Method+" "+strings.TrimPrefix(r.URL.Path, "/api/v3")]++
@@ -742,6 +745,59 @@ func (g *GitHub) route(pattern string, h ghHandler) {
 		status, body := h(q)
 		g.write(w, r, status, body)
 	})
+}
+
+// graphql answers GitHub's GraphQL API (Enterprise's /api/graphql), as far
+// as Fetch uses it: the markPullRequestReadyForReview mutation, by the pull
+// request's node id. Like GitHub, it answers 200 with "errors" for what it
+// cannot do, and 401 without a valid token.
+func (g *GitHub) graphql(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.requests["POST /graphql"]++
+	token, ok := bearer(r.Header.Get("Authorization"))
+	readOnly, known := g.tokens[token]
+	if !ok || !known {
+		g.write(w, r, http.StatusUnauthorized, ghMessage("Bad credentials"))
+		return
+	}
+	var in struct {
+		Query     string         `json:"query"`
+		Variables map[string]any `json:"variables"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		g.write(w, r, http.StatusBadRequest, ghMessage("Problems parsing JSON"))
+		return
+	}
+	fail := func(msg string) {
+		g.write(w, r, http.StatusOK, map[string]any{"data": nil, "errors": []any{map[string]any{"message": msg}}})
+	}
+	if !strings.Contains(in.Query, "markPullRequestReadyForReview") {
+		fail("fake: only markPullRequestReadyForReview is supported")
+		return
+	}
+	id, _ := in.Variables["id"].(string)
+	for _, repo := range g.repos {
+		for _, p := range repo.pulls {
+			if fmt.Sprintf("PR_%d", p.id) != id {
+				continue
+			}
+			if readOnly {
+				fail("Resource not accessible by personal access token")
+				return
+			}
+			if p.state != "open" {
+				fail("Pull request is closed")
+				return
+			}
+			p.draft, p.updated = false, time.Now().UTC()
+			g.write(w, r, http.StatusOK, map[string]any{"data": map[string]any{
+				"markPullRequestReadyForReview": map[string]any{"pullRequest": map[string]any{"isDraft": false, "number": p.number}},
+			}})
+			return
+		}
+	}
+	fail(fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id))
 }
 
 // bearer reads a token from "Bearer X" or "token X".
@@ -1158,6 +1214,10 @@ func (g *GitHub) mergePull(q *ghReq) (int, any) {
 	}
 	if in.SHA != "" && in.SHA != p.headSHA {
 		return http.StatusConflict, ghError("Head branch was modified. Review and try the merge again.", 409, ghDocs+"/pulls/pulls#merge-a-pull-request")
+	}
+	if p.draft && p.state == "open" {
+		// As GitHub: a draft merges only once it is marked ready.
+		return http.StatusMethodNotAllowed, ghError("Pull Request is still a draft", 405, ghDocs+"/pulls/pulls#merge-a-pull-request")
 	}
 	msg := ""
 	if in.CommitMessage != nil {
