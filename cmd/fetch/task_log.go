@@ -134,6 +134,11 @@ func (p *stepPrinter) entry(ctx context.Context, le task.LogEntry) {
 		if s.To == task.Running && s.From != "" && s.From != task.Queued {
 			fmt.Fprintf(p.w, "Resumed: %s\n", oneLineClip(p.clean(s.Reason), 120))
 		}
+	case task.KindRelayed:
+		var d task.RelayedEntry
+		if json.Unmarshal(le.Data, &d) == nil {
+			fmt.Fprintln(p.w, "  "+p.clean(requestLine(d.Update, d.Request)))
+		}
 	case task.KindReattached:
 		var d struct {
 			Engine string `json:"engine"`

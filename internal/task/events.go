@@ -18,6 +18,18 @@ const KindReattached = "reattached"
 // with the engine's name follows when the run is followed again.
 const KindUnreachable = "unreachable"
 
+// KindRelayed marks, in a task's event log, a request of a terminal
+// task's CLI relayed to the owner's chat, and its end (data: a
+// RelayedEntry), for whoever follows the task from the terminal.
+const KindRelayed = "relayed"
+
+// RelayedEntry is the data of a KindRelayed entry: Update is Requested or
+// RequestClosed.
+type RelayedEntry struct {
+	Update  UpdateKind `json:"update"`
+	Request CLIRequest `json:"request"`
+}
+
 // LogEntry is one entry of a task's event log: a state transition (Kind
 // "state"), a re-attach (KindReattached), an engine out of reach
 // (KindUnreachable) or a harness event (Kind is the

@@ -367,6 +367,10 @@ func (s *steer) audit(ctx context.Context, entry store.AuditEntry) {
 }
 
 func (s *steer) publish(ctx context.Context, kind UpdateKind, r CLIRequest) {
+	if r.Relayed {
+		// The terminal that follows the task reads its log.
+		s.e.logEntry(s.t.ID, KindRelayed, RelayedEntry{Update: kind, Request: r})
+	}
 	s.e.notify(ctx, Update{Kind: kind, Task: s.t, Request: &r})
 }
 

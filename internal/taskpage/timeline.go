@@ -212,6 +212,22 @@ func (tl *timeline) item(le task.LogEntry) (item, bool) {
 		}
 		return it, true
 	}
+	if le.Kind == task.KindRelayed {
+		var d task.RelayedEntry
+		if json.Unmarshal(le.Data, &d) != nil {
+			return item{}, false
+		}
+		r := d.Request
+		if d.Update == task.Requested {
+			it.Title, it.Text = fmt.Sprintf("The CLI asked, in the owner's chat (request %d)", r.ID), text(r.Summary)
+			return it, true
+		}
+		it.Title, it.Text = fmt.Sprintf("Request %d %s", r.ID, r.State), text(r.Summary)
+		if r.By != "" {
+			it.Text = text(r.Summary + " — by " + r.By)
+		}
+		return it, true
+	}
 	var ev harness.Event
 	if json.Unmarshal(le.Data, &ev) != nil {
 		return item{}, false
