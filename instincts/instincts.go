@@ -146,6 +146,9 @@ type State struct {
 	// WayOut describes the kennels' way out and the hosts allowed to the
 	// selected workspace ("" when unknown); filled for /status only.
 	WayOut string
+	// Limits describes the subscription windows the coding CLIs last
+	// reported ("" when none did); filled for /status only.
+	Limits string
 }
 
 // Response is an instinct's answer.
@@ -337,6 +340,9 @@ func status(_ string, st State) Response {
 	}
 	if st.WayOut != "" {
 		fmt.Fprintf(&b, "\nWay out: %s", st.WayOut)
+	}
+	if st.Limits != "" {
+		fmt.Fprintf(&b, "\nSubscription limits (as the CLIs last told): %s", st.Limits)
 	}
 	if st.Prompt != nil {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))

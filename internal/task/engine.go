@@ -105,6 +105,9 @@ type Update struct {
 	Request *CLIRequest
 	// Message is the owner's message of a Requeued update.
 	Message *Message
+	// NearLimit, on a Started update, says the task's CLI reported its
+	// subscription near a limit (limits.go); "" when not.
+	NearLimit string
 }
 
 // Config is what an Engine needs. Store, Workspaces, Runner and Logger are
@@ -639,6 +642,9 @@ func (e *Engine) Respond(ctx context.Context, id, answer string) error {
 	}
 	if t.State != WaitingInput {
 		return fmt.Errorf("task: respond %s: it is %s, not waiting for an answer: %w", id, t.State, ErrState)
+	}
+	if t.AtBudget {
+		return e.answerAtBudget(ctx, t, answer)
 	}
 	t.State, t.Answer, t.Question, t.Owner = Running, answer, "", e.owner
 	if err := e.save(ctx, t, WaitingInput, "answered"); err != nil {

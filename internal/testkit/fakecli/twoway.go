@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -173,6 +174,14 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if !inv.readOnly && parseScenario(prompt).name == "await-message" {
 		code := t.awaitMessage(inv, sess, parseScenario(prompt))
+		if err := sess.save(); err != nil {
+			fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
+		}
+		t.drain()
+		return code
+	}
+	if sc := parseScenario(prompt); !inv.readOnly && sess.Turns == 1 && sc.name == "spend" {
+		code := t.spend(inv, sess, sc)
 		if err := sess.save(); err != nil {
 			fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
 		}
@@ -656,4 +665,62 @@ func appendImage(line string, stderr io.Writer) {
 	}
 	fmt.Fprintln(f, line)
 	f.Close()
+}
+
+// spend plays the spend scenario in a two-way run: each model call also
+// appends "call N" to the scenario's file (work to record), and an
+// interrupt control_request ends the turn as
+// claude-cancel-interrupt-control.txt shows (answered, then a result with
+// the cost so far); the process then waits for more input, as the CLI
+// does.
+func (t *twoWay) spend(inv invocation, sess *session, sc scenario) int {
+	c, ok := lookupCLI(inv.cli)
+	if !ok {
+		fmt.Fprintf(t.stderr, "Error: unknown CLI %q\n", inv.cli)
+		return 1
+	}
+	em := c.emitter(t.o, inv, sess)
+	sp, ok := em.(spender)
+	if !ok {
+		return spend(c, sc, em, t.stderr)
+	}
+	secs := 30
+	if sc.arg >= 0 {
+		secs = sc.arg
+	}
+	em.start()
+	tick := time.NewTicker(cmp.Or(sc.every, spendEvery))
+	defer tick.Stop()
+	end := time.After(time.Duration(secs) * time.Second)
+	for calls := 1; ; {
+		select {
+		case <-tick.C:
+			if err := editFile(em, sc.file, fmt.Sprintf("call %d", calls)); err != nil {
+				return failEdit(em, c, err)
+			}
+			sp.spent(spendInput, spendOutput)
+			calls++
+		case m, open := <-t.in:
+			if !open {
+				sp.interrupted()
+				return 1
+			}
+			if m.Type != "control_request" {
+				fmt.Fprintf(t.stderr, "fakecli: ignoring a %s message while spending\n", m.Type)
+				continue
+			}
+			var req struct {
+				Subtype string `json:"subtype"`
+			}
+			_ = json.Unmarshal(m.Request, &req)
+			t.serve(m)
+			if req.Subtype == "interrupt" {
+				sp.interrupted()
+				return 0
+			}
+		case <-end:
+			sp.spendDone(fmt.Sprintf("Done after %d seconds of model calls.", secs))
+			return 0
+		}
+	}
 }
