@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/store"
@@ -95,5 +96,36 @@ func TestBudgetCheckedAsEventsArrive(t *testing.T) {
 	w2.add(harness.Event{Kind: harness.KindSpend, Usage: &harness.Usage{CostUSD: 0.09}})
 	if len(stopped) != 1 {
 		t.Errorf("a run under its raised $0.10 cap was stopped at $0.09")
+	}
+}
+
+// TestLimitsKeptAndNear: the windows a run's CLI reports are kept per CLI
+// (the latest of each), and a task about to start on that CLI is told
+// when one is used to 90% or more and has not reset yet; another CLI's
+// task is not.
+func TestLimitsKeptAndNear(t *testing.T) {
+	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "fetch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	e := New(Config{Store: db, Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }})
+	w := &eventWriter{e: e, ctx: t.Context(), task: Task{ID: "t-1", Harness: "claude"}}
+	w.keepLimits([]harness.Event{
+		{Kind: harness.KindLimits, Limits: []harness.Window{{Name: "five_hour", UsedPercent: 60, ResetsAt: now.Add(time.Hour)}}},
+		{Kind: harness.KindText, Text: "working"},
+		{Kind: harness.KindLimits, Limits: []harness.Window{{Name: "five_hour", UsedPercent: 94, Status: "allowed_warning", ResetsAt: now.Add(time.Hour)}, {Name: "seven_day", UsedPercent: 20}}},
+	})
+	note := e.nearLimit(t.Context(), Task{ID: "t-2", Harness: "claude"})
+	if !strings.Contains(note, "five_hour 94% used, resets Nov 28 13:00 UTC") || strings.Contains(note, "seven_day") {
+		t.Errorf("near-limit note %q; want the five_hour window at 94%% only", note)
+	}
+	if note := e.nearLimit(t.Context(), Task{ID: "t-3", Harness: "codex"}); note != "" {
+		t.Errorf("a codex task is told of claude's limits: %q", note)
+	}
+	now = now.Add(2 * time.Hour) // the window reset
+	if note := e.nearLimit(t.Context(), Task{ID: "t-4", Harness: "claude"}); note != "" {
+		t.Errorf("a window that reset still counts: %q", note)
 	}
 }
