@@ -185,7 +185,7 @@ func (e *Engine) save(ctx context.Context, t Task, from State, reason string) er
 			WHERE id = ? AND state = ?`,
 			string(t.State), t.Worktree, t.Branch, t.Base, t.BaseBranch,
 			t.SessionID, t.Question, t.Answer, t.RunID, t.Runs, t.Summary, t.Error, t.ExitCode, t.StderrTail,
-			string(files), string(commits), t.Patch, t.PatchPath, t.CLICostUSD, t.CostUnknown, t.CostPricedAs, t.CLICostUSD, t.ID, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt), t.Model, attachmentsJSON(t.Attachments), t.BudgetUSD, t.AtBudget,
+			string(files), string(commits), t.Patch, t.PatchPath, t.CLICostUSD, t.CostUnknown, t.CostPricedAs, t.CLICostUSD, t.ID, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt), t.Model, attachmentsJSON(t.Attachments), t.BudgetUSD, t.AtBudget && t.State == WaitingInput,
 			t.ID, string(from))
 		if err != nil {
 			return err

@@ -128,10 +128,12 @@ type Config struct {
 	// OutputCap bounds the event log of one task, in bytes.
 	// DefaultOutputCap when 0.
 	OutputCap int
-	// TaskBudgetUSD stops a running task whose cost (its CLI's runs and
-	// the orchestrator's calls attributed to it) passes it; the task
-	// fails with a message naming TaskBudgetSetting (the setting that
-	// raises it, e.g. FETCH_TASK_BUDGET_USD). 0 means no cap.
+	// TaskBudgetUSD holds a running task whose cost (its CLI's runs and
+	// the orchestrator's calls attributed to it) passes it: a
+	// conversation's two-way run is paused for the owner (budget.go),
+	// any other run is stopped and the task fails with a message naming
+	// TaskBudgetSetting (the setting that raises it, e.g.
+	// FETCH_TASK_BUDGET_USD). 0 means no cap.
 	TaskBudgetUSD     float64
 	TaskBudgetSetting string
 	// PatchDir receives ID.patch for every task that changed something.
