@@ -40,6 +40,11 @@ import (
 //	[times:FILE]                           append "req NANOS" to FILE (in the working directory) as each request is written and "rep NANOS" as its reply is read, for latency benchmarks (not in plan mode)
 //	[plan]                                 (with --permission-mode plan; plan mode always ends this way) propose a plan with ExitPlanMode; a denial with a message makes it plan again with that message, an allow ends the run with the plan
 //
+// [scenario:spend:N] (a session's first turn) makes its model calls as the
+// one-shot spend does, appending "call N" to the scenario's file at each,
+// and an interrupt control_request ends the turn (a result with the cost
+// so far): a run paused at its budget.
+//
 // Without a directive (and not in plan mode) it plays the one-shot
 // scenario of the prompt ([scenario:…], the default edit, the answer to a
 // question it asked, a rebase) and then reads stdin to its end, so that
