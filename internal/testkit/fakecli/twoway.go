@@ -41,7 +41,8 @@ import (
 //	[plan]                                 (with --permission-mode plan; plan mode always ends this way) propose a plan with ExitPlanMode; a denial with a message makes it plan again with that message, an allow ends the run with the plan
 //
 // [scenario:spend:N] (a session's first turn) makes its model calls as the
-// one-shot spend does, appending "call N" to the scenario's file at each,
+// one-shot spend does, appending "call N" to the scenario's file at each
+// (without a message of its own),
 // and an interrupt control_request ends the turn (a result with the cost
 // so far): a run paused at its budget.
 //
@@ -700,7 +701,9 @@ func (t *twoWay) spend(inv invocation, sess *session, sc scenario) int {
 	for calls := 1; ; {
 		select {
 		case <-tick.C:
-			if err := editFile(em, sc.file, fmt.Sprintf("call %d", calls)); err != nil {
+			// The call's work, written as a tool would without a message of
+			// its own: one usage report per call.
+			if err := appendLine(sc.file, fmt.Sprintf("call %d", calls)); err != nil {
 				return failEdit(em, c, err)
 			}
 			sp.spent(spendInput, spendOutput)
@@ -728,4 +731,20 @@ func (t *twoWay) spend(inv invocation, sess *session, sc scenario) int {
 			return 0
 		}
 	}
+}
+
+// appendLine appends line to the file name in the working directory.
+func appendLine(name, line string) error {
+	if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		return fmt.Errorf("refusing to edit %q outside the working directory", name)
+	}
+	f, err := os.OpenFile(filepath.Join(cwd(), name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(f, line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
