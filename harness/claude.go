@@ -223,6 +223,10 @@ func (p *claudeParser) Parse(line []byte, emit func(Event)) {
 	}
 	switch {
 	case claudeIgnored[l.Type]:
+	case l.Type == "rate_limit_event":
+		if w, ok := claudeLimits(line); ok {
+			emit(Event{Kind: KindLimits, Limits: []Window{w}})
+		}
 	case l.Type == "system":
 		p.system(l, line, emit)
 	case l.Type == "assistant":

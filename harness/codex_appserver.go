@@ -505,7 +505,7 @@ var codexAppIgnored = map[string]bool{
 	"turn/started": true, "thread/status/changed": true, "turn/diff/updated": true, "turn/plan/updated": true,
 	"item/commandExecution/outputDelta": true, "item/fileChange/outputDelta": true, "item/commandExecution/terminalInteraction": true,
 	"item/reasoning/summaryTextDelta": true, "item/reasoning/summaryPartAdded": true, "item/reasoning/textDelta": true,
-	"item/plan/delta": true, "account/rateLimits/updated": true, "thread/name/updated": true, "item/mcpToolCall/progress": true,
+	"item/plan/delta": true, "thread/name/updated": true, "item/mcpToolCall/progress": true,
 	"mcpServer/startupStatus/updated": true, "thread/compacted": true, "skills/changed": true,
 }
 
@@ -592,6 +592,10 @@ func (p *codexAppParser) response(id string, m rpcMessage, line []byte, emit fun
 // notification reads one of the app-server's notifications.
 func (p *codexAppParser) notification(method string, params json.RawMessage, line []byte, emit func(Event)) {
 	switch method {
+	case "account/rateLimits/updated":
+		if ws := codexLimits(params); len(ws) > 0 {
+			emit(Event{Kind: KindLimits, Limits: ws})
+		}
 	case "thread/started":
 		var n struct {
 			Thread struct {

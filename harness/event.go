@@ -126,6 +126,8 @@ type Event struct {
 	// Request is what a two-way CLI asks (permission, ask, plan,
 	// bad_request, request_cancelled).
 	Request *Request `json:"request,omitempty"`
+	// Limits are the subscription windows a limits event reports.
+	Limits []Window `json:"limits,omitempty"`
 }
 
 // ChangeKind says how a file changed.

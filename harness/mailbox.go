@@ -39,7 +39,11 @@ type Mailbox struct {
 	msgs     []string
 	awaiting int
 	closed   bool
-	wake     chan struct{}
+	// interrupt: the run is to end its turn now (Interrupt); sent says
+	// the feeder sent the CLI its interrupt.
+	interrupt bool
+	sent      bool
+	wake      chan struct{}
 }
 
 // NewMailbox returns an open mailbox, for a run whose opening turn is
@@ -82,10 +86,53 @@ func (m *Mailbox) open(s Steering) {
 	m.mu.Unlock()
 }
 
-// take returns the messages put since the last take.
+// Interrupt asks the running CLI to end its turn now, as its protocol
+// interrupts one (Claude Code's interrupt control request, Codex's
+// turn/interrupt, ACP's session/cancel): the turn's result ends the run,
+// and the run takes no more messages (Put fails with ErrRunEnded; what
+// waited undelivered comes back as Outcome.Undelivered). It never blocks,
+// and reports false when the run took no more messages already.
+func (m *Mailbox) Interrupt() bool {
+	m.mu.Lock()
+	if m.closed || m.interrupt {
+		m.mu.Unlock()
+		return false
+	}
+	m.interrupt, m.closed = true, true
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// toInterrupt tells the feeder once that the CLI is to be interrupted.
+func (m *Mailbox) toInterrupt() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.interrupt || m.sent {
+		return false
+	}
+	m.sent = true
+	return true
+}
+
+// unsent takes back a toInterrupt whose interrupt could not be sent yet.
+func (m *Mailbox) unsent() {
+	m.mu.Lock()
+	m.sent = false
+	m.mu.Unlock()
+}
+
+// take returns the messages put since the last take; none once the run
+// is interrupted (they wait for the next run).
 func (m *Mailbox) take() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.interrupt {
+		return nil
+	}
 	msgs := m.msgs
 	m.msgs = nil
 	return msgs
@@ -110,6 +157,9 @@ func (m *Mailbox) result() bool {
 	m.awaiting--
 	if m.awaiting <= 0 && len(m.msgs) == 0 {
 		m.closed = true
+	}
+	if m.interrupt {
+		return true // the interrupted turn's result ends the run
 	}
 	return m.closed
 }

@@ -363,8 +363,22 @@ func RunTwoWay(ctx context.Context, runner Runner, adapter Adapter, task Task, m
 				case <-ended:
 					break wait
 				}
-				msgs := mail.take()
 				retry = nil
+				if mail.toInterrupt() {
+					err := interrupt(ctx, in, tw, dlg)
+					if errors.Is(err, ErrCannotReply) {
+						// The protocol's turn is still being made.
+						mail.unsent()
+						retry = time.After(deliverRetry)
+						continue
+					}
+					if err != nil {
+						sendErr <- fmt.Errorf("send an interrupt: %w", err)
+						_ = in.Close(closeCtx)
+						return
+					}
+				}
+				msgs := mail.take()
 				for i, text := range msgs {
 					err := deliver(ctx, in, tw, dlg, text)
 					if errors.Is(err, ErrCannotReply) {
@@ -427,6 +441,24 @@ func deliver(ctx context.Context, in Input, tw TwoWay, dlg Dialogue, text string
 		msg, err = dlg.UserMessage(text)
 	} else {
 		msg, err = tw.UserMessage(text)
+	}
+	if err != nil {
+		return err
+	}
+	return in.Send(ctx, msg)
+}
+
+// interrupt asks the running CLI to end its turn: through the run's
+// dialogue when the protocol has one (it knows the turn's ids).
+func interrupt(ctx context.Context, in Input, tw TwoWay, dlg Dialogue) error {
+	var (
+		msg []byte
+		err error
+	)
+	if dlg != nil {
+		msg, err = dlg.Interrupt()
+	} else {
+		msg, err = tw.Interrupt(fmt.Sprintf("fetch-interrupt-%d", time.Now().UnixNano()))
 	}
 	if err != nil {
 		return err

@@ -146,6 +146,9 @@ type State struct {
 	// WayOut describes the kennels' way out and the hosts allowed to the
 	// selected workspace ("" when unknown); filled for /status only.
 	WayOut string
+	// Limits describes the subscription windows the coding CLIs last
+	// reported ("" when none did); filled for /status only.
+	Limits string
 }
 
 // Response is an instinct's answer.
@@ -244,6 +247,7 @@ func New() *Set {
 		{"continue", "/continue", "tell a task what to do next", "/continue TASK_ID TEXT: a running task's CLI gets TEXT at its next turn (or as its next run); an ended task continues with it on its own branch, and an open pull request gets the commits (the result's Continue button)", nil},
 		{"retry", "/retry", "run a failed task again", "/retry TASK_ID: run a task that failed, was stopped or needs attention again, as it was asked, on its branch", nil},
 		{"model", "/model", "the coding CLI's model for tasks here", "/model NAME, /model default: the coding CLI's model this conversation's tasks use (claude: sonnet, opus, haiku; codex: gpt-…); a CLI that does not take it refuses the task with the names it takes", nil},
+		{"budget", "/budget", "raise a paused task's cap, or stop it", "/budget TASK_ID raise [USD]|stop: a task paused at its budget goes on under a higher cap (twice it when no USD), or stops there (its buttons send these; owner only)", nil},
 		{"withdraw", "/withdraw", "take back a waiting message", "/withdraw MESSAGE_ID: take back a message that waits for a task's next run (the Take it back button)", nil},
 		{"req", "/req", "answer a coding CLI's request by id", "/req ID allow|task|always|deny [reason]|answer TEXT|approve|revise TEXT|cancel|full: answer a coding CLI's request by its id (the buttons send these)", nil},
 	}
@@ -348,6 +352,9 @@ func status(_ string, st State) Response {
 	}
 	if st.WayOut != "" {
 		fmt.Fprintf(&b, "\nWay out: %s", st.WayOut)
+	}
+	if st.Limits != "" {
+		fmt.Fprintf(&b, "\nSubscription limits (as the CLIs last told): %s", st.Limits)
 	}
 	if st.Prompt != nil {
 		fmt.Fprintf(&b, "\nWaiting for your %s: %s", st.Prompt.Kind, truncate(st.Prompt.Body, 200))

@@ -54,7 +54,7 @@ func TestInstincts(t *testing.T) {
 		{"clear idle", "/clear", idle(), "clear", instincts.Clear, "History cleared (no workspace selected)."},
 		{"clear refused", "/clear", working(), "clear", instincts.None, "Task t-7 is running; /stop it or wait for it to finish before clearing the history."},
 		{"whoami", "/whoami", idle(), "whoami", instincts.None, "You are owner-1 (owner) on term."},
-		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /checks /pr /use /allow /automerge /hosts /plan /policy /continue /retry /model /withdraw /req"},
+		{"commands", "/commands", idle(), "commands", instincts.None, "Commands: /help /status /stop /clear /whoami /autonomy /commands /approve /deny /remind /schedule /cron /watch /ship /checks /pr /use /allow /automerge /hosts /plan /policy /continue /retry /model /budget /withdraw /req"},
 		{"help", "/help", idle(), "help", instincts.None, "/status — what runs, what waits for you, today's spend\n"},
 		{"help one command", "/help status", idle(), "help", instincts.None, "/status — mode, workspace, running task, autonomy, what waits for you and the LLM budget left"},
 		{"help one command with its slash", "/help /Remind", idle(), "help", instincts.None, "/remind — a one-time reminder: /remind in 20m check the deploy, /remind at 18:30 call Bob, /remind tomorrow 9am standup, /remind on friday at 17:00 report; or in plain words: remind me tomorrow at 9 to check the deploy"},
@@ -148,7 +148,7 @@ func TestHelpListsOnlyWorkingCommands(t *testing.T) {
 	// The coding CLIs' requests are the conversation's (its steering),
 	// which takes these before the instincts; the steering journeys
 	// (journey/steer_test.go) show them working.
-	conversations := []string{"/plan", "/policy", "/continue", "/retry", "/model", "/withdraw", "/req"}
+	conversations := []string{"/plan", "/policy", "/continue", "/retry", "/model", "/withdraw", "/req", "/budget"}
 	for _, c := range cmds {
 		r, ok := set.Match(c[1], idle())
 		if slices.Contains(conversations, c[1]) {

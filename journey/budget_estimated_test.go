@@ -2,6 +2,7 @@ package journey
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,11 +10,14 @@ import (
 
 // J-cost-estimated: Claude Code reporting claude-sonnet-4-5-20250929 (its
 // id for Sonnet 4.5, a model Fetch's price table has no price for) and
-// growing usage is still stopped at FETCH_TASK_BUDGET_USD: its tokens are
+// growing usage is still held at FETCH_TASK_BUDGET_USD: its tokens are
 // priced as the dearest Anthropic model Fetch knows (claude-opus-4-8,
-// $5/$25 per million tokens), the result says the cost is estimated and
-// as which model, and the task's recorded cost passes the cap by at most
-// one model call's cost.
+// $5/$25 per million tokens). A chat's Claude runs two-way, so at the cap
+// it is paused, not killed: the owner is asked, in a message that says
+// the cost is estimated and over the cap by at most one model call, to
+// raise the cap or stop; Stop ends it as a budget stop, whose result says
+// the cost is estimated and as which model, and the task's recorded cost
+// passes the cap by at most one model call's cost.
 func TestJourneyCostCapEstimated(t *testing.T) {
 	t.Parallel()
 	const (
@@ -27,11 +31,16 @@ func TestJourneyCostCapEstimated(t *testing.T) {
 	w.start()
 	w.ask(ownerID, "/model claude-sonnet-4-5-20250929", regexp.MustCompile(`^Tasks here use the model claude-sonnet-4-5-20250929 from now on`))
 
-	// A model call every 1.5 s for up to a minute: the stop reaches the
-	// CLI between two calls.
-	m, status := w.startTask(ownerID, "refactor the app workspace", "refactor everything [scenario:spend:60] [every:1500ms]", "app")
+	// A model call every 5 s for up to two minutes: the pause reaches the
+	// CLI (an exec into the kennel, slow on a loaded machine) between two
+	// calls.
+	m, status := w.startTask(ownerID, "refactor the app workspace", "refactor everything [scenario:spend:120] [every:5000ms]", "app")
 	id := taskID(t, status.Text)
-	res := w.awaitResult(m, regexp.MustCompile(`❌ Task `+id+` failed on app`), "the stopped task's result")
+	ask := w.pausedAtBudget(m, id, budget, call)
+	stopped := w.mark(ownerID)
+	w.d.Click(ownerID, ask.Msg.ID, w.button(ask, "Stop"))
+	w.awaitNew(stopped, regexp.MustCompile(`^Task `+id+` stops at its budget`), "the stop's reply")
+	res := w.awaitResult(stopped, regexp.MustCompile(`❌ Task `+id+` failed on app`), "the stopped task's result")
 	t.Logf("the owner read:\n%s", res.Text)
 	for _, want := range []string{
 		"\nCost: $0.0", // then the estimate, as below
@@ -83,5 +92,75 @@ func TestJourneyCostCapEstimated(t *testing.T) {
 	}
 	if shown.CostUSD > budget+call+1e-9 {
 		t.Errorf("recorded cost $%.4f; want at most the cap plus one call ($%.4f)", shown.CostUSD, budget+call)
+	}
+}
+
+// pausedAtBudget waits for the message that asks the owner about task id,
+// paused at its budget, and checks that it says the cost is estimated and
+// over the cap by at most one model call; it returns the message.
+func (w *world) pausedAtBudget(m mark, id string, budget, call float64) seen {
+	w.t.Helper()
+	// The calls up to the cap take a while: 5 s apart.
+	ask := w.awaitWithin(3*waitTimeout, m, regexp.MustCompile(`(?s)💰 Task `+id+`: I paused at the task budget of `+regexp.QuoteMeta(fmt.Sprintf("$%.2f", budget))+` \(FETCH_TASK_BUDGET_USD\)`),
+		func(s seen) bool { return s.New }, "the question at the cap")
+	w.t.Logf("the owner was asked:\n%s", ask.Text)
+	if !strings.Contains(ask.Text, "(estimated: Fetch does not know the price of the CLI's model; it priced its tokens as claude-opus-4-8, to err high)") {
+		w.t.Errorf("the question at the cap %q does not say the cost is estimated", ask.Text)
+	}
+	if spent, ok := dollars(ask.Text, "it has cost "); !ok || spent <= budget || spent > budget+call+1e-4 {
+		w.t.Errorf("the question at the cap %q does not say a cost over the $%.2f cap by at most one call ($%.4f)", ask.Text, budget, call)
+	}
+	if !strings.Contains(ask.Text, "Its work so far is on branch fetch/"+id) {
+		w.t.Errorf("the question at the cap %q does not say where the work is", ask.Text)
+	}
+	return ask
+}
+
+// J-cost-raise: at the cap, a two-way Claude run is paused at its next
+// turn, not killed: its work so far is committed on the task's branch
+// while the owner is asked; "Raise" lets it go on in the same session,
+// under the raised cap, to its end.
+func TestJourneyCostCapRaise(t *testing.T) {
+	t.Parallel()
+	const call = (2000*5 + 100*25) / 1e6
+	w := newWorld(t, "app")
+	w.env["FETCH_TASK_BUDGET_USD"] = "0.05"
+	w.start()
+	w.ask(ownerID, "/model claude-sonnet-4-5-20250929", regexp.MustCompile(`^Tasks here use the model claude-sonnet-4-5-20250929 from now on`))
+
+	m, status := w.startTask(ownerID, "refactor the app workspace", "refactor everything [scenario:spend:120] [every:5000ms] [file:refactor.log]", "app")
+	id := taskID(t, status.Text)
+	ask := w.pausedAtBudget(m, id, 0.05, call)
+	// The work so far is on the branch while the task waits.
+	got, err := w.gitShow("app", "fetch/"+id, "refactor.log")
+	if err != nil {
+		t.Fatalf("the work so far is not on fetch/%s while the task waits at its budget: %v", id, err)
+	}
+	if !strings.Contains(got, "call 1\n") {
+		t.Errorf("refactor.log on fetch/%s = %q; want the calls made before the cap", id, got)
+	}
+	var shown struct {
+		State    string `json:"state"`
+		AtBudget bool   `json:"at_budget"`
+	}
+	if out, err := w.fetchCLI("task", "show", "--json", id); err != nil || json.Unmarshal([]byte(out), &shown) != nil || shown.State != "waiting_input" || !shown.AtBudget {
+		t.Errorf("task %s does not wait for the owner at its cap: %v\n%s", id, err, out)
+	}
+
+	raised := w.mark(ownerID)
+	w.d.Click(ownerID, ask.Msg.ID, w.button(ask, "Raise the cap to $0.10"))
+	w.awaitNew(raised, regexp.MustCompile(`^💰 Task `+id+`'s cap is \$0\.10 now; it goes on`), "the raise's reply")
+	res := w.awaitResult(raised, regexp.MustCompile(`✅ Task `+id+` succeeded on app`), "the result after the raise")
+	t.Logf("the owner read:\n%s", res.Text)
+	// It went on in the same CLI session, on the same branch.
+	got, err = w.gitShow("app", "fetch/"+id, "refactor.log")
+	if err != nil || !strings.Contains(got, "call 1\n") {
+		t.Errorf("refactor.log on fetch/%s after the raise = %q (%v); want the first run's work kept", id, got, err)
+	}
+	if _, err := w.gitShow("app", "fetch/"+id, "FETCH_DONE.md"); err != nil {
+		t.Errorf("the run after the raise left nothing on fetch/%s: %v", id, err)
+	}
+	if cost, ok := dollars(res.Text, "Cost: "); !ok || cost > 0.10 {
+		t.Errorf("the result %q does not say a cost within the raised $0.10 cap", res.Text)
 	}
 }

@@ -147,8 +147,9 @@ const configHelp = `Configuration (environment):
                        Protocol (e.g. acp:goose acp): it runs two-way, gets no key from Fetch, and reaches
                        only the hosts you allowed (fetch workspace hosts)
   FETCH_TASK_TIMEOUT   wall-time limit of one task run (default 30m)
-  FETCH_TASK_BUDGET_USD   dollars one task may cost (its coding CLI and Fetch's own LLM calls for it); a running
-                       task that passes it is stopped and fails (default 0: no cap)
+  FETCH_TASK_BUDGET_USD   dollars one task may cost (its coding CLI and Fetch's own LLM calls for it); a chat's
+                       two-way run that passes it is paused and the owner asked to raise the cap or stop
+                       (/budget); any other run is stopped and fails (default 0: no cap)
   FETCH_PRICES         a file of model prices that extends and overrides Fetch's table, one model a line:
                        MODEL INPUT OUTPUT CACHE_READ CACHE_WRITE DATE SOURCE (dollars per million tokens; a
                        malformed line stops Fetch at start, naming it). A model without a price is priced

@@ -22,6 +22,7 @@ import (
 	"github.com/fetch-dev/fetch/internal/code"
 	"github.com/fetch-dev/fetch/internal/conversation"
 	"github.com/fetch-dev/fetch/internal/metrics"
+	"github.com/fetch-dev/fetch/internal/progress"
 	"github.com/fetch-dev/fetch/internal/redact"
 	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
@@ -328,6 +329,14 @@ func newConversations(cfg Config, db *store.DB, log *slog.Logger, senders map[st
 				return nil, err
 			}
 			return &instincts.DaySpend{USD: usd, Budget: cfg.DailyBudgetUSD}, nil
+		},
+		Limits: func(ctx context.Context) string {
+			ls, err := db.CLILimits(ctx, "")
+			if err != nil {
+				log.Warn("read the coding CLIs' usage windows", "err", err)
+				return ""
+			}
+			return progress.Limits(ls, time.Now())
 		},
 		TaskLink: x.taskLink,
 		// /use selects from the same registry as the agent's

@@ -12,7 +12,9 @@ import (
 	"github.com/fetch-dev/fetch/harness"
 	"github.com/fetch-dev/fetch/internal/chat"
 	"github.com/fetch-dev/fetch/internal/progress"
+	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
+	"github.com/fetch-dev/fetch/modes"
 )
 
 // Follow-ups: /continue ID [TEXT] gives the owner's words to a task (to its
@@ -69,6 +71,9 @@ func (s *session) followCommand(ctx context.Context, it item) ([]chat.Reply, boo
 	case "/model":
 		s.taken = inInstinct
 		return []chat.Reply{chat.Text(s.modelCommand(ctx, it, args))}, true
+	case progress.BudgetCommand:
+		s.taken = inInstinct
+		return s.budgetCommand(ctx, it, args), true
 	case "/withdraw":
 		s.taken = inInstinct
 		id, err := strconv.ParseInt(strings.TrimPrefix(args, "#"), 10, 64)
@@ -95,6 +100,66 @@ func (s *session) followCommand(ctx context.Context, it item) ([]chat.Reply, boo
 	}
 	s.taken = inPrompt
 	return s.tell(ctx, it, id, text), true
+}
+
+// budgetCommand is /budget ID raise [USD] and /budget ID stop (owner
+// only), the buttons of a task paused at its budget: raise its cap and let
+// it go on, or stop it there. The task's question is closed.
+func (s *session) budgetCommand(ctx context.Context, it item, args string) []chat.Reply {
+	const usage = "Usage: /budget TASK_ID raise [USD] — raises the cap of a task that waits at its budget and lets it go on; /budget TASK_ID stop — stops it there."
+	f := strings.Fields(args)
+	if len(f) < 2 || len(f) > 3 || !followTaskID.MatchString(f[0]) {
+		return []chat.Reply{chat.Text(usage)}
+	}
+	if it.role != chat.Owner {
+		return []chat.Reply{chat.Text("Only the owner can raise a task's budget or stop it.")}
+	}
+	if r, ok := s.mayFollow(ctx, it, f[0]); !ok {
+		return r
+	}
+	id := f[0]
+	switch verb := strings.ToLower(f[1]); {
+	case verb == "raise":
+		var usd float64
+		if len(f) == 3 {
+			v, err := strconv.ParseFloat(strings.TrimPrefix(f[2], "$"), 64)
+			if err != nil || v <= 0 {
+				return []chat.Reply{chat.Text(fmt.Sprintf("%q is not an amount of dollars. %s", f[2], usage))}
+			}
+			usd = v
+		}
+		t, err := s.m.cfg.Steering.RaiseBudget(ctx, id, usd, it.userID)
+		if err != nil {
+			return []chat.Reply{chat.Text(followError(err))}
+		}
+		s.closeTaskPrompt(ctx, id, "raise")
+		s.m.audit(ctx, s.c.id, it.userID, "task_budget_raise", fmt.Sprintf("%s $%.2f", id, t.BudgetUSD))
+		return []chat.Reply{chat.Text(fmt.Sprintf("💰 Task %s's cap is $%.2f now; it goes on where it stopped, on its branch.", id, t.BudgetUSD))}
+	case verb == "stop" && len(f) == 2:
+		if _, err := s.m.cfg.Steering.StopAtBudget(ctx, id, it.userID); err != nil {
+			return []chat.Reply{chat.Text(followError(err))}
+		}
+		s.closeTaskPrompt(ctx, id, "stop")
+		s.m.audit(ctx, s.c.id, it.userID, "task_budget_stop", id)
+		return []chat.Reply{chat.Text(fmt.Sprintf("Task %s stops at its budget; its work so far stays on its branch.", id))}
+	}
+	return []chat.Reply{chat.Text(usage)}
+}
+
+// closeTaskPrompt closes task id's question when it is the open prompt,
+// as an answer would, and moves the mode on.
+func (s *session) closeTaskPrompt(ctx context.Context, id, answer string) {
+	p, err := s.m.cfg.Store.OpenPrompt(ctx, s.c.id)
+	if err != nil || progress.PromptTask(p) != id {
+		return
+	}
+	if err := s.m.cfg.Store.ResolvePrompt(ctx, p.ID, answer); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.m.log.Error("close a task's question", "conversation", s.c.id, "task", id, "err", err)
+		return
+	}
+	if s.mode.Current() == modes.Waiting {
+		s.fire(ctx, modes.Answered, "owner answered task "+id+" at its budget")
+	}
 }
 
 // mayFollow checks that the sender may give task id follow-ups: the owner

@@ -128,6 +128,9 @@ type Config struct {
 	// DaySpend reports today's whole spend (tasks and Fetch's own calls)
 	// and its cap for /status; nil shows none.
 	DaySpend func(ctx context.Context) (*instincts.DaySpend, error)
+	// Limits describes the coding CLIs' subscription windows for
+	// /status ("" when none reported any); nil shows none.
+	Limits func(ctx context.Context) string
 	// Spend reports today's LLM spend for /status; nil when no LLM is
 	// configured.
 	Spend func(ctx context.Context) (*instincts.Spend, error)

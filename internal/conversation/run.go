@@ -308,6 +308,9 @@ func (s *session) state(ctx context.Context, it item) (instincts.State, *store.P
 		if s.m.cfg.Hosts != nil {
 			st.WayOut = s.m.cfg.Hosts.Describe(ctx, st.Workspace)
 		}
+		if s.m.cfg.Limits != nil {
+			st.Limits = s.m.cfg.Limits(ctx)
+		}
 		if s.m.cfg.DaySpend != nil {
 			if ds, err := s.m.cfg.DaySpend(ctx); err != nil {
 				s.m.log.Error("day spend", "conversation", s.c.id, "err", err)

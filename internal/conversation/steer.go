@@ -32,6 +32,10 @@ type Steering interface {
 	Retry(ctx context.Context, id string) error
 	Withdraw(ctx context.Context, messageID int64) (task.Message, error)
 	RemovePolicyRule(ctx context.Context, workspace, id, by string) (string, error)
+	// RaiseBudget and StopAtBudget answer a task that waits at its
+	// budget (follow.go: /budget).
+	RaiseBudget(ctx context.Context, id string, usd float64, by string) (task.Task, error)
+	StopAtBudget(ctx context.Context, id, by string) (task.Task, error)
 }
 
 // Typed answers to the oldest pending request.

@@ -39,7 +39,7 @@ func (s *session) taskUpdate(ctx context.Context, u task.Update) {
 	t := u.Task
 	switch u.Kind {
 	case task.Started:
-		s.m.send(ctx, s.c, s.tracker.Started(t))
+		s.m.send(ctx, s.c, s.tracker.Started(t, u.NearLimit))
 		if s.mode.Current() == modes.Resting {
 			s.fire(ctx, modes.Woke, "task "+t.ID+" started")
 		}

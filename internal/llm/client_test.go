@@ -380,3 +380,30 @@ func TestCacheBreakpointsAndMaxTokensOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// TestCostAsOpenRouterReportsIt: every completion asks OpenRouter for
+// usage accounting (usage: {include: true}), streamed or not, and the
+// call's cost is the one the response reports (usage.cost), not one
+// worked out from a price table; the fake reports it only when asked,
+// as OpenRouter does.
+func TestCostAsOpenRouterReportsIt(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			f := testkit.NewOpenRouter(t)
+			f.Script(testkit.Step{Text: "done", PromptTokens: 1000, CompletionTokens: 50, Cost: 0.0123})
+			c := client(t, f, func(cfg *llm.Config) { cfg.Stream, cfg.Model = stream, "anthropic/claude-sonnet-4.5" })
+			defer c.Close()
+			resp, err := c.Complete(t.Context(), hello)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Usage.Cost != 0.0123 {
+				t.Errorf("cost $%v; want the $0.0123 OpenRouter reported", resp.Usage.Cost)
+			}
+			reqs := f.Requests()
+			if len(reqs) != 1 || reqs[0].Body.Usage == nil || !reqs[0].Body.Usage.Include || !strings.Contains(reqs[0].Raw, `"usage":{"include":true}`) {
+				t.Errorf("the request does not ask for usage accounting: %s", reqs[0].Raw)
+			}
+		})
+	}
+}

@@ -2,8 +2,11 @@ package progress
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/fetch-dev/fetch/harness"
+	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 )
 
@@ -29,4 +32,36 @@ func Cost(t task.Task) string {
 		s = "unknown: the coding CLI reported tokens of a model whose price Fetch does not know"
 	}
 	return s
+}
+
+// Limits describes the subscription windows the coding CLIs last reported
+// (store.CLILimits), for /status: per CLI, each window's share used and
+// when it resets, and when the CLI told it; a window whose reset passed
+// is left out (it started again). "" when none is left.
+func Limits(ls []store.CLILimit, now time.Time) string {
+	var parts []string
+	for i := 0; i < len(ls); {
+		cli := ls[i].Harness
+		var ws []string
+		var told time.Time
+		for ; i < len(ls) && ls[i].Harness == cli; i++ {
+			l := ls[i]
+			if !l.ResetsAt.IsZero() && !l.ResetsAt.After(now) {
+				continue
+			}
+			w := harness.Window{Name: l.Name, UsedPercent: l.UsedPercent, Status: l.Status, ResetsAt: l.ResetsAt}
+			s := w.String()
+			if w.Near() {
+				s = "⚠️ " + s
+			}
+			ws = append(ws, s)
+			if l.UpdatedAt.After(told) {
+				told = l.UpdatedAt
+			}
+		}
+		if len(ws) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s (told %s)", cli, strings.Join(ws, "; "), told.UTC().Format("Jan 2 15:04 UTC")))
+		}
+	}
+	return strings.Join(parts, " · ")
 }

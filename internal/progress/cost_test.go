@@ -3,7 +3,9 @@ package progress
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fetch-dev/fetch/internal/store"
 	"github.com/fetch-dev/fetch/internal/task"
 )
 
@@ -25,5 +27,24 @@ func TestCost(t *testing.T) {
 	r := Result(task.Task{ID: "t1", Workspace: "app", State: task.Failed, Goal: "g", CostUSD: 0.06, CLICostUSD: 0.06, Error: "stopped at the task budget of $0.05"})
 	if !strings.Contains(r.Text, "\nCost: $0.0600") {
 		t.Errorf("result %q has no cost line", r.Text)
+	}
+}
+
+// TestLimits: /status shows each CLI's windows as it last told them,
+// flags one near its limit, and leaves out a window whose reset passed.
+func TestLimits(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	told := now.Add(-10 * time.Minute)
+	got := Limits([]store.CLILimit{
+		{Harness: "claude", Name: "five_hour", UsedPercent: 93, Status: "allowed_warning", ResetsAt: now.Add(3 * time.Hour), UpdatedAt: told},
+		{Harness: "claude", Name: "seven_day", UsedPercent: 10, UpdatedAt: told},
+		{Harness: "codex", Name: "5h", UsedPercent: 99, ResetsAt: now.Add(-time.Minute), UpdatedAt: told},
+	}, now)
+	want := "claude ⚠️ five_hour 93% used, resets Nov 28 15:00 UTC; seven_day 10% used (told Nov 28 11:50 UTC)"
+	if got != want {
+		t.Errorf("Limits = %q\nwant      %q", got, want)
+	}
+	if got := Limits(nil, now); got != "" {
+		t.Errorf("no windows: %q", got)
 	}
 }

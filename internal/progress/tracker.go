@@ -47,6 +47,9 @@ type status struct {
 	last     []string
 	edited   time.Time
 	deferred bool // steps arrived since the last edit
+	// note is shown under the goal while it runs (the CLI near its
+	// subscription's limit).
+	note string
 }
 
 // NewTracker returns a Tracker that edits a status message for tool steps
@@ -83,8 +86,9 @@ func (tr *Tracker) scrubbed(t task.Task) task.Task {
 func Key(id string) string { return "task:" + id }
 
 // Started is the status message of a task that began (or resumed) a run.
-func (tr *Tracker) Started(t task.Task) chat.Reply {
-	tr.status[t.ID] = &status{}
+// nearLimit (task.Update.NearLimit) is shown in it while it runs.
+func (tr *Tracker) Started(t task.Task, nearLimit string) chat.Reply {
+	tr.status[t.ID] = &status{note: nearLimit}
 	return tr.statusReply(t, "running")
 }
 
@@ -245,6 +249,9 @@ func (tr *Tracker) statusReply(t task.Task, what string) chat.Reply {
 	if t.Mode == task.Work && harness.RunsOneShot(harness.Name(t.Harness)) {
 		b.WriteString("\n⚠️ " + t.Harness + " " + harness.BypassNote + ".")
 	}
+	if st := tr.status[t.ID]; st != nil && st.note != "" {
+		b.WriteString("\n⚠️ " + st.note)
+	}
 	if st := tr.status[t.ID]; st != nil && st.steps > 0 {
 		fmt.Fprintf(&b, "\nSteps: %d", st.steps)
 		for _, l := range st.last {
@@ -283,11 +290,32 @@ func PromptTask(p store.Prompt) string {
 // Question shows a task's question. When another prompt is open (queued),
 // it says how to answer this one anyway.
 func Question(t task.Task, queued bool) chat.Reply {
+	if t.AtBudget {
+		return AtBudget(t)
+	}
 	text := fmt.Sprintf("❓ Task %s asks:\n%s\n\nReply with your answer; the task resumes with it.", t.ID, clip(t.Question, maxText-200))
 	if queued {
 		text += fmt.Sprintf("\n(I'm waiting on another answer first; you can also answer with: fetch task answer %s \"…\")", t.ID)
 	}
 	return chat.Text(text)
+}
+
+// BudgetCommand is what the buttons of a task paused at its budget send:
+// "/budget ID raise USD" or "/budget ID stop".
+const BudgetCommand = "/budget"
+
+// AtBudget asks the owner whether a task paused at its budget (its
+// question says where and what it cost) may go on: Raise (to the cap its
+// question offers) or Stop.
+func AtBudget(t task.Task) chat.Reply {
+	raise := fmt.Sprintf("%.2f", t.SuggestedCap())
+	return chat.Reply{
+		Text: clip(fmt.Sprintf("💰 Task %s: %s\n\nRaise its cap (%s %s raise [USD]) or stop it (%s %s stop).", t.ID, t.Question, BudgetCommand, t.ID, BudgetCommand, t.ID), maxText),
+		Actions: []chat.Action{
+			{Label: "Raise the cap to $" + raise, Send: fmt.Sprintf("%s %s raise %s", BudgetCommand, t.ID, raise), Style: chat.Primary},
+			{Label: "Stop", Send: fmt.Sprintf("%s %s stop", BudgetCommand, t.ID), Style: chat.Danger},
+		},
+	}
 }
 
 // Result is the message (a new one, not an edit) for a task that ended: its state, summary or

@@ -13,7 +13,7 @@ import (
 func TestTrackerCoalescesStepsAndEndsWithANewMessage(t *testing.T) {
 	tr := progress.NewTracker(3*time.Second, nil)
 	tk := task.Task{ID: "t1", Workspace: "api", Harness: "claude", Goal: "add a health endpoint", State: task.Running}
-	start := tr.Started(tk)
+	start := tr.Started(tk, "")
 	if start.Key != progress.Key("t1") || len(start.Actions) != 1 || start.Actions[0].Send != progress.StopCommand {
 		t.Fatalf("status message = %+v", start)
 	}
@@ -54,7 +54,7 @@ func TestEndedCarriesTheTaskPageLink(t *testing.T) {
 		t.Errorf("without a task page the result has buttons: %+v", end[1].Actions)
 	}
 	tr := progress.NewTracker(0, nil).Linking(func(id string) string { return "https://page.example/t/" + id + "?sig=x" })
-	if st := tr.Started(tk); len(st.Actions) != 2 || st.Actions[0].Send != progress.StopCommand || st.Actions[1].Label != progress.PageLabel {
+	if st := tr.Started(tk, ""); len(st.Actions) != 2 || st.Actions[0].Send != progress.StopCommand || st.Actions[1].Label != progress.PageLabel {
 		t.Errorf("status message actions = %+v; want Stop and the task page's link", st.Actions)
 	}
 	end := tr.Ended(tk)
@@ -81,5 +81,24 @@ func TestQuestionPromptNamesItsTask(t *testing.T) {
 	}
 	if q := progress.Question(task.Task{ID: "t3", Question: "Which port?"}, true); !strings.Contains(q.Text, "fetch task answer t3") {
 		t.Fatalf("queued question = %q", q.Text)
+	}
+}
+
+// TestStartedNearALimit: a task whose CLI reported its subscription near
+// a limit says so in its first message, and keeps saying it in the edits
+// while it runs.
+func TestStartedNearALimit(t *testing.T) {
+	tr := progress.NewTracker(time.Millisecond, nil)
+	tk := task.Task{ID: "t1", Workspace: "api", Harness: "claude", Goal: "add a health endpoint", State: task.Running}
+	const note = "claude's subscription is near its limit (five_hour 93% used, resets Nov 28 15:00 UTC): the run may be refused or slowed before it ends."
+	if st := tr.Started(tk, note); !strings.Contains(st.Text, "⚠️ "+note) {
+		t.Errorf("first message %q does not say the CLI is near its limit", st.Text)
+	}
+	r, ok := tr.Step(tk, harness.Event{Kind: harness.KindCommand, Command: "go test ./..."}, time.Now())
+	if !ok || !strings.Contains(r.Text, note) {
+		t.Errorf("edit %q (%v) dropped the note", r.Text, ok)
+	}
+	if st := tr.Started(task.Task{ID: "t2", Workspace: "api", Harness: "claude", Goal: "x"}, ""); strings.Contains(st.Text, "near its limit") {
+		t.Errorf("a task not near a limit says it is: %q", st.Text)
 	}
 }

@@ -22,7 +22,7 @@ const (
 const taskColumns = `id, conversation_id, workspace, goal, harness, state, worktree, branch, base, base_branch,
 	session_id, question, answer, run_id, runs, summary, error, exit_code, stderr_tail, files, commits,
 	patch, patch_path, cost_usd, cli_cost_usd, cost_unknown, cost_priced_as, pushed, pr_number, pr_url, pr_state, ship_error, pr_reviews, cancel_requested, timed_out, owner, timeout_ms, created_at,
-	COALESCE(started_at, ''), COALESCE(run_started_at, ''), COALESCE(ended_at, ''), updated_at, model, attachments, ship_as, checks, pr_draft`
+	COALESCE(started_at, ''), COALESCE(run_started_at, ''), COALESCE(ended_at, ''), updated_at, model, attachments, ship_as, checks, pr_draft, budget_usd, at_budget`
 
 type scanner interface{ Scan(...any) error }
 
@@ -32,7 +32,7 @@ func scanTask(s scanner) (Task, error) {
 	var timeoutMS int64
 	err := s.Scan(&t.ID, &t.ConversationID, &t.Workspace, &t.Goal, &t.Harness, &t.State, &t.Worktree, &t.Branch, &t.Base, &t.BaseBranch,
 		&t.SessionID, &t.Question, &t.Answer, &t.RunID, &t.Runs, &t.Summary, &t.Error, &t.ExitCode, &t.StderrTail, &files, &commits,
-		&t.Patch, &t.PatchPath, &t.CostUSD, &t.CLICostUSD, &t.CostUnknown, &t.CostPricedAs, &t.Pushed, &t.PR.Number, &t.PR.URL, &t.PR.State, &t.ShipError, &t.PRReviews, &t.CancelRequested, &t.TimedOut, &t.Owner, &timeoutMS, &created, &started, &runStarted, &ended, &updated, &t.Model, &atts, &t.ShipAs, &t.Checks, &t.PR.Draft)
+		&t.Patch, &t.PatchPath, &t.CostUSD, &t.CLICostUSD, &t.CostUnknown, &t.CostPricedAs, &t.Pushed, &t.PR.Number, &t.PR.URL, &t.PR.State, &t.ShipError, &t.PRReviews, &t.CancelRequested, &t.TimedOut, &t.Owner, &timeoutMS, &created, &started, &runStarted, &ended, &updated, &t.Model, &atts, &t.ShipAs, &t.Checks, &t.PR.Draft, &t.BudgetUSD, &t.AtBudget)
 	if err != nil {
 		return Task{}, err
 	}
@@ -81,6 +81,7 @@ func (e *Engine) get(ctx context.Context, q interface {
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, fmt.Errorf("task %s: %w", id, ErrNotFound)
 	}
+	t.CapUSD = e.budgetOf(t)
 	return t, err
 }
 
@@ -131,6 +132,7 @@ func (e *Engine) query(ctx context.Context, clause string, args ...any) ([]Task,
 		if err != nil {
 			return nil, err
 		}
+		t.CapUSD = e.budgetOf(t)
 		out = append(out, t)
 	}
 	return out, rows.Err()
@@ -179,11 +181,11 @@ func (e *Engine) save(ctx context.Context, t Task, from State, reason string) er
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE `+tasksTable+` SET state = ?, worktree = ?, branch = ?, base = ?, base_branch = ?,
 			session_id = ?, question = ?, answer = ?, run_id = ?, runs = ?, summary = ?, error = ?, exit_code = ?, stderr_tail = ?,
-			files = ?, commits = ?, patch = ?, patch_path = ?, cli_cost_usd = ?, cost_unknown = ?, cost_priced_as = ?, cost_usd = ? + `+attributedCost+`, pushed = ?, pr_number = ?, pr_url = ?, pr_state = ?, ship_error = ?, pr_reviews = ?, timed_out = ?, owner = ?, started_at = ?, run_started_at = ?, ended_at = ?, updated_at = ?, model = ?, attachments = ?, checks = ?, pr_draft = ?
+			files = ?, commits = ?, patch = ?, patch_path = ?, cli_cost_usd = ?, cost_unknown = ?, cost_priced_as = ?, cost_usd = ? + `+attributedCost+`, pushed = ?, pr_number = ?, pr_url = ?, pr_state = ?, ship_error = ?, pr_reviews = ?, timed_out = ?, owner = ?, started_at = ?, run_started_at = ?, ended_at = ?, updated_at = ?, model = ?, attachments = ?, checks = ?, pr_draft = ?, budget_usd = ?, at_budget = ?
 			WHERE id = ? AND state = ?`,
 			string(t.State), t.Worktree, t.Branch, t.Base, t.BaseBranch,
 			t.SessionID, t.Question, t.Answer, t.RunID, t.Runs, t.Summary, t.Error, t.ExitCode, t.StderrTail,
-			string(files), string(commits), t.Patch, t.PatchPath, t.CLICostUSD, t.CostUnknown, t.CostPricedAs, t.CLICostUSD, t.ID, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt), t.Model, attachmentsJSON(t.Attachments), t.Checks, t.PR.Draft,
+			string(files), string(commits), t.Patch, t.PatchPath, t.CLICostUSD, t.CostUnknown, t.CostPricedAs, t.CLICostUSD, t.ID, t.Pushed, t.PR.Number, t.PR.URL, t.PR.State, t.ShipError, t.PRReviews, t.TimedOut, t.Owner, nullTime(t.StartedAt), nullTime(t.RunStartedAt), nullTime(t.EndedAt), store.FormatTime(t.UpdatedAt), t.Model, attachmentsJSON(t.Attachments), t.Checks, t.PR.Draft, t.BudgetUSD, t.AtBudget && t.State == WaitingInput,
 			t.ID, string(from))
 		if err != nil {
 			return err

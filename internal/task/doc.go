@@ -68,6 +68,11 @@
 // reported: it neither lowers the task's cost nor its budget use (the
 // event stays in the task's log without its figures).
 //
+// The task budget is checked on each usage event as it arrives; at the
+// cap a conversation's two-way run is paused at its turn, its work
+// recorded, and the task waits for the owner (RaiseBudget, StopAtBudget;
+// budget.go), and any other run is stopped.
+//
 // A run that ends with a question puts the task in waiting_input; Respond
 // resumes the harness's session with the answer. Cancel stops the run
 // through the kennel and marks the task cancelled; a run that ends after a

@@ -106,6 +106,9 @@ type Update struct {
 	Request *CLIRequest
 	// Message is the owner's message of a Requeued update.
 	Message *Message
+	// NearLimit, on a Started update, says the task's CLI reported its
+	// subscription near a limit (limits.go); "" when not.
+	NearLimit string
 }
 
 // Config is what an Engine needs. Store, Workspaces, Runner and Logger are
@@ -126,10 +129,12 @@ type Config struct {
 	// OutputCap bounds the event log of one task, in bytes.
 	// DefaultOutputCap when 0.
 	OutputCap int
-	// TaskBudgetUSD stops a running task whose cost (its CLI's runs and
-	// the orchestrator's calls attributed to it) passes it; the task
-	// fails with a message naming TaskBudgetSetting (the setting that
-	// raises it, e.g. FETCH_TASK_BUDGET_USD). 0 means no cap.
+	// TaskBudgetUSD holds a running task whose cost (its CLI's runs and
+	// the orchestrator's calls attributed to it) passes it: a
+	// conversation's two-way run is paused for the owner (budget.go),
+	// any other run is stopped and the task fails with a message naming
+	// TaskBudgetSetting (the setting that raises it, e.g.
+	// FETCH_TASK_BUDGET_USD). 0 means no cap.
 	TaskBudgetUSD     float64
 	TaskBudgetSetting string
 	// PatchDir receives ID.patch for every task that changed something.
@@ -665,6 +670,9 @@ func (e *Engine) Respond(ctx context.Context, id, answer string) error {
 	}
 	if t.State != WaitingInput {
 		return fmt.Errorf("task: respond %s: it is %s, not waiting for an answer: %w", id, t.State, ErrState)
+	}
+	if t.AtBudget {
+		return e.answerAtBudget(ctx, t, answer)
 	}
 	t.State, t.Answer, t.Question, t.Owner = Running, answer, "", e.owner
 	if err := e.save(ctx, t, WaitingInput, "answered"); err != nil {

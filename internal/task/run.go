@@ -132,7 +132,7 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 			}
 			return e.finish(ctx, cur, Cancelled, "cancelled by the owner")
 		}
-		e.notify(ctx, Update{Kind: Started, Task: t})
+		e.notify(ctx, Update{Kind: Started, Task: t, NearLimit: e.nearLimit(ctx, t)})
 	}
 	ht := e.harnessTask(t)
 	ht.Workspace = wsPath
@@ -190,13 +190,24 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 
 	w := e.newEventWriter(ctx, t, func() { stop(&lim.capped) })
 	w.scope, w.resumed = e.usageScope(t), t.Answer != "" && t.SessionID != ""
+	var st *steer
+	var grace *time.Timer
 	w.onBudget = func(spent float64) {
 		lim.mu.Lock()
 		lim.spent = spent
 		lim.mu.Unlock()
+		if st.pauseAtBudget() {
+			// A two-way run ends its turn and waits for the owner
+			// (budget.go); a CLI that does not end it is stopped.
+			lim.mu.Lock()
+			lim.paused = true
+			grace = time.AfterFunc(pauseGrace, func() { stop(&lim.budget) })
+			lim.mu.Unlock()
+			return
+		}
 		stop(&lim.budget)
 	}
-	st := e.newSteer(ctx, t, ht, cancelRun)
+	st = e.newSteer(ctx, t, ht, cancelRun)
 	c := &carrier{e: e, t: t, ht: ht, log: log, add: st.wrap(w.add), lim: lim, recovered: attach, steer: st}
 	out, err, end := c.carry(runCtx, e.lifetime(), attach)
 	timer.Stop()
@@ -210,6 +221,9 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 	out.Usage.PricedAs = cmp.Or(out.Usage.PricedAs, w.spend.PricedAs)
 	lim.mu.Lock()
 	lim.over = true
+	if grace != nil {
+		grace.Stop()
+	}
 	lim.mu.Unlock()
 	stops.Wait()
 	st.close()
@@ -402,6 +416,9 @@ type limits struct {
 	// had cost then.
 	budget bool
 	spent  float64
+	// paused: at the budget, a two-way run was asked to end its turn, to
+	// wait for the owner (budget.go).
+	paused bool
 	// over: the run ended; nothing stops it any more.
 	over bool
 }
@@ -409,7 +426,7 @@ type limits struct {
 // conclude decides a run's end from its outcome and records it.
 func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runErr error, lim *limits) bool {
 	lim.mu.Lock()
-	timedOut, capped, budget, spent := lim.timedOut, lim.capped, lim.budget, lim.spent
+	timedOut, capped, budget, spent, paused := lim.timedOut, lim.capped, lim.budget, lim.spent, lim.paused
 	lim.mu.Unlock()
 	e.setCost(ctx, &t, out) // before Answer and SessionID change
 	if out.SessionID != "" {
@@ -425,8 +442,10 @@ func (e *Engine) conclude(ctx context.Context, t Task, out harness.Outcome, runE
 		return e.finish(ctx, t, Failed, fmt.Sprintf("timed out after %s", t.Timeout))
 	case capped:
 		return e.finish(ctx, t, Failed, fmt.Sprintf("stopped: its output went over %d KiB", e.cfg.OutputCap>>10))
+	case paused:
+		return e.pauseAt(ctx, t, max(spent, t.CostUSD))
 	case budget:
-		return e.finish(ctx, t, Failed, e.budgetMessage(max(spent, t.CostUSD), t.CostPricedAs))
+		return e.finish(ctx, t, Failed, e.budgetMessage(t, max(spent, t.CostUSD)))
 	case errors.Is(runErr, ErrGone):
 		return e.finish(ctx, t, Failed, "interrupted by restart: the run was gone from the kennel")
 	case runErr != nil:
@@ -750,7 +769,10 @@ func runID(id string, n int) string {
 }
 
 // eventWriter appends a run's events to the task's log, in batches, on
-// its own goroutine, and passes them to the observer.
+// its own goroutine, and passes them to the observer. The budget is
+// checked in add, on each event as the runner's callback hands it over,
+// not when the writer reaches its batch: a writer behind a busy database
+// would let the CLI spend on meanwhile.
 type eventWriter struct {
 	e      *Engine
 	ctx    context.Context
@@ -760,28 +782,44 @@ type eventWriter struct {
 	onCap  func()
 	bytes  int
 	capped bool
-	// The budget check: scope and resumed say how the run's cost adds to
-	// the task's earlier runs; usage sums the run's usage events, spend
-	// is its latest spend event; onBudget is called once when the task's
-	// cost passes Config.TaskBudgetUSD.
-	scope    harness.UsageScope
-	resumed  bool
-	usage    harness.Usage
-	spend    harness.Usage
-	onBudget func(spent float64)
-	overRun  bool
+	// budget is the task's cap (Task.BudgetUSD, or Config.TaskBudgetUSD);
+	// 0 means none.
+	budget float64
+	// The budget check, guarded by mu (add runs on the runner's callback,
+	// write on the writer's goroutine): scope and resumed say how the
+	// run's cost adds to the task's earlier runs; usage sums the run's
+	// usage events, spend is its latest spend event; attributedUSD is the
+	// orchestrator's cost for the task as last read; onBudget is called
+	// once, from add, when the task's cost passes the budget.
+	mu            sync.Mutex
+	scope         harness.UsageScope
+	resumed       bool
+	usage         harness.Usage
+	spend         harness.Usage
+	attributedUSD float64
+	onBudget      func(spent float64)
+	overRun       bool
 	// session is the session id the run told (keepSession).
 	session string
 }
 
 func (e *Engine) newEventWriter(ctx context.Context, t Task, onCap func()) *eventWriter {
-	w := &eventWriter{e: e, ctx: context.WithoutCancel(ctx), task: t, ch: make(chan harness.Event, eventBuffer), done: make(chan struct{}), onCap: onCap, session: t.SessionID}
+	w := &eventWriter{e: e, ctx: context.WithoutCancel(ctx), task: t, ch: make(chan harness.Event, eventBuffer), done: make(chan struct{}), onCap: onCap, session: t.SessionID,
+		budget: e.budgetOf(t)}
+	if w.budget > 0 {
+		w.attributedUSD = e.attributed(w.ctx, t.ID)
+	}
 	go w.loop()
 	return w
 }
 
-// add is the runner's callback.
-func (w *eventWriter) add(ev harness.Event) { w.ch <- ev }
+// add is the runner's callback: it checks the event against the budget
+// and queues it for the log.
+func (w *eventWriter) add(ev harness.Event) {
+	w.refuseInvalidUsage(&ev)
+	w.checkBudget(ev)
+	w.ch <- ev
+}
 
 // close waits until every event added was written.
 func (w *eventWriter) close() {
@@ -813,8 +851,7 @@ func (w *eventWriter) loop() {
 func (w *eventWriter) write(batch []harness.Event) {
 	now := store.FormatTime(w.e.now())
 	rows := make([][2]string, 0, len(batch))
-	w.refuseInvalidUsage(batch)
-	w.checkBudget(batch)
+	w.refreshAttributed(batch)
 	for _, ev := range batch {
 		data, err := json.Marshal(ev)
 		if err != nil {
@@ -844,6 +881,7 @@ func (w *eventWriter) write(batch []harness.Event) {
 		w.e.log.Error("append task events; events lost", "task", w.task.ID, "events", len(rows), "err", err)
 	}
 	w.keepSession(batch)
+	w.keepLimits(batch)
 	for _, ev := range batch {
 		if ev.Kind == harness.KindRaw && strings.TrimSpace(ev.Text) == "" {
 			continue
@@ -853,39 +891,58 @@ func (w *eventWriter) write(batch []harness.Event) {
 	}
 }
 
-// refuseInvalidUsage takes out of the batch the usage figures a CLI cannot
+// refuseInvalidUsage takes out of an event the usage figures a CLI cannot
 // truly report (harness.Usage.Valid: a negative, NaN or infinite cost, a
 // negative token count): they would lower the task's cost and its budget
 // use. The event stays, without figures, as if the CLI had reported none;
 // the log says what came.
-func (w *eventWriter) refuseInvalidUsage(batch []harness.Event) {
-	for i, ev := range batch {
-		if ev.Usage == nil || ev.Usage.Valid() {
-			continue
+func (w *eventWriter) refuseInvalidUsage(ev *harness.Event) {
+	if ev.Usage == nil || ev.Usage.Valid() {
+		return
+	}
+	u := *ev.Usage
+	w.e.log.Warn("usage report refused: a negative, NaN or infinite figure; treated as not reported", "task", w.task.ID, "harness", w.task.Harness, "kind", ev.Kind,
+		"cost_usd", u.CostUSD, "input_tokens", u.InputTokens, "output_tokens", u.OutputTokens, "cache_read_tokens", u.CacheReadTokens, "cache_write_tokens", u.CacheWriteTokens, "premium_requests", u.PremiumRequests)
+	ev.Usage = nil
+}
+
+// refreshAttributed reads again the orchestrator's cost attributed to the
+// task when a batch reported usage, for the checks that follow.
+func (w *eventWriter) refreshAttributed(batch []harness.Event) {
+	if w.budget <= 0 {
+		return
+	}
+	for _, ev := range batch {
+		if ev.Usage != nil {
+			a := w.e.attributed(w.ctx, w.task.ID)
+			w.mu.Lock()
+			w.attributedUSD = a
+			w.mu.Unlock()
+			return
 		}
-		u := *ev.Usage
-		w.e.log.Warn("usage report refused: a negative, NaN or infinite figure; treated as not reported", "task", w.task.ID, "harness", w.task.Harness, "kind", ev.Kind,
-			"cost_usd", u.CostUSD, "input_tokens", u.InputTokens, "output_tokens", u.OutputTokens, "cache_read_tokens", u.CacheReadTokens, "cache_write_tokens", u.CacheWriteTokens, "premium_requests", u.PremiumRequests)
-		batch[i].Usage = nil
 	}
 }
 
-// checkBudget adds up what the batch says the run cost and stops the run
-// when the task's cost (its earlier runs, this run so far, the
-// orchestrator's calls attributed to it) passed the task budget.
-func (w *eventWriter) checkBudget(batch []harness.Event) {
-	changed := false
-	for _, ev := range batch {
-		switch {
-		case ev.Usage == nil:
-		case ev.Kind == harness.KindUsage:
-			w.usage, changed = w.usage.Add(*ev.Usage), true
-		case ev.Kind == harness.KindSpend:
-			w.spend, changed = *ev.Usage, true
-		}
+// checkBudget adds what ev says the run cost and, when the task's cost
+// (its earlier runs, this run so far, the orchestrator's calls attributed
+// to it) passed the task budget, calls onBudget once. It runs as the event
+// arrives, so a stop comes at most one CLI message after the cap.
+func (w *eventWriter) checkBudget(ev harness.Event) {
+	w.mu.Lock()
+	switch {
+	case ev.Usage == nil:
+		w.mu.Unlock()
+		return
+	case ev.Kind == harness.KindUsage:
+		w.usage = w.usage.Add(*ev.Usage)
+	case ev.Kind == harness.KindSpend:
+		w.spend = *ev.Usage
+	default:
+		w.mu.Unlock()
+		return
 	}
-	budget := w.e.cfg.TaskBudgetUSD
-	if !changed || budget <= 0 || w.overRun || w.onBudget == nil {
+	if w.budget <= 0 || w.overRun || w.onBudget == nil {
+		w.mu.Unlock()
 		return
 	}
 	run := max(w.usage.CostUSD, w.spend.CostUSD)
@@ -893,28 +950,17 @@ func (w *eventWriter) checkBudget(batch []harness.Event) {
 	if !w.resumed {
 		prior.Answer = ""
 	}
-	spent := cliCost(w.scope, prior, run) + w.e.attributed(w.ctx, w.task.ID)
-	if spent > budget {
+	spent := cliCost(w.scope, prior, run) + w.attributedUSD
+	over := spent > w.budget
+	if over {
 		w.overRun = true
-		w.e.log.Info("task over its budget; stopping its run", "task", w.task.ID, "spent_usd", spent, "budget_usd", budget)
-		w.onBudget(spent)
 	}
-}
-
-// budgetMessage is the error of a task stopped at its budget. pricedAs
-// is the model whose price stood in for the CLI's (harness.Usage.PricedAs):
-// the cost is then an estimate, and the message says so.
-func (e *Engine) budgetMessage(spent float64, pricedAs string) string {
-	setting := e.cfg.TaskBudgetSetting
-	if setting == "" {
-		setting = "the task budget"
+	onBudget := w.onBudget
+	w.mu.Unlock()
+	if over {
+		w.e.log.Info("task over its budget", "task", w.task.ID, "spent_usd", spent, "budget_usd", w.budget)
+		onBudget(spent)
 	}
-	cost := fmt.Sprintf("$%.4f", spent)
-	if pricedAs != "" {
-		cost += " " + harness.EstimatedAs(pricedAs)
-	}
-	return fmt.Sprintf("stopped at the task budget of $%.2f (%s): it had cost %s. Raise %s, or set it to 0 for no cap, and run the task again.",
-		e.cfg.TaskBudgetUSD, setting, cost, setting)
 }
 
 // keepSession stores the session id a run told as soon as it tells it, so

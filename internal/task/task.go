@@ -2,6 +2,7 @@ package task
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -120,6 +121,15 @@ type Task struct {
 	// its own, priced as this one (harness.Usage.PricedAs): CostUSD is an
 	// estimate.
 	CostPricedAs string `json:"cost_priced_as,omitempty"`
+	// BudgetUSD is this task's own cap, once the owner raised it at the
+	// cap (0: Config.TaskBudgetUSD). AtBudget: the task waits at its cap
+	// (WaitingInput) for the owner to raise it (RaiseBudget) or stop
+	// (StopAtBudget); its work so far is on its branch.
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	AtBudget  bool    `json:"at_budget,omitempty"`
+	// CapUSD is the cap that applies to the task: BudgetUSD, else the
+	// configured one; 0 for none. Not stored: the engine sets it.
+	CapUSD float64 `json:"cap_usd,omitempty"`
 
 	// Pushed is the commit pushed to GitHub (the branch rebased onto the
 	// latest base); PR its pull request; ShipError why shipping a
@@ -168,6 +178,16 @@ func (t Task) Removed() (n int) {
 		n += f.Removed
 	}
 	return n
+}
+
+// SuggestedCap is the cap the owner is offered when t waits at its
+// budget: twice its cap, and above what it cost.
+func (t Task) SuggestedCap() float64 {
+	next := math.Ceil(t.CapUSD*200) / 100
+	if next <= t.CostUSD {
+		next = math.Ceil((t.CostUSD+t.CapUSD)*100) / 100
+	}
+	return next
 }
 
 // worktree is the task's worktree as the workspace package knows it.

@@ -46,7 +46,10 @@ type Step struct {
 	Arrived chan<- struct{}
 	// Truncate ends a streamed answer before its finish reason.
 	Truncate bool
-	// PromptTokens, CompletionTokens and Cost are reported as usage.
+	// PromptTokens, CompletionTokens and Cost are reported as usage; Cost
+	// (usage.cost and cost_details, in dollars) only when the request
+	// asked for usage accounting (usage: {include: true}), as OpenRouter
+	// does.
 	PromptTokens, CompletionTokens int
 	Cost                           float64
 	// CachedTokens and CacheWriteTokens are reported as the usage's
@@ -290,7 +293,7 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.Stream {
-		f.stream(w, id, body.Model, step)
+		f.stream(w, id, body.Model, step, accounting(body))
 		return
 	}
 	if body.ToolChoice == "none" && len(step.Calls) > 0 {
@@ -305,14 +308,14 @@ func (f *OpenRouter) serve(w http.ResponseWriter, r *http.Request) {
 	orWriteJSON(w, map[string]any{
 		"id": id, "object": "chat.completion", "created": 1, "model": body.Model, "provider": "fake",
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage":   orUsage(step),
+		"usage":   orUsage(step, accounting(body)),
 	})
 }
 
 // stream answers as server-sent events: content in small deltas, tool
 // calls by index with their arguments split, then the finish reason and
 // usage, then [DONE] — unless the step truncates the stream.
-func (f *OpenRouter) stream(w http.ResponseWriter, id, model string, step Step) {
+func (f *OpenRouter) stream(w http.ResponseWriter, id, model string, step Step, accounting bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	send := func(v any) {
@@ -351,7 +354,7 @@ func (f *OpenRouter) stream(w http.ResponseWriter, id, model string, step Step) 
 	if len(step.Calls) > 0 {
 		finish = "tool_calls"
 	}
-	send(chunk(map[string]any{}, finish, orUsage(step)))
+	send(chunk(map[string]any{}, finish, orUsage(step, accounting)))
 	io.WriteString(w, "data: [DONE]\n\n")
 }
 
@@ -374,9 +377,19 @@ func orWireCalls(calls []Call, _ bool) []any {
 	return out
 }
 
-func orUsage(s Step) map[string]any {
+// accounting tells whether a request asked for usage accounting, which
+// adds the call's cost to its usage.
+func accounting(body openrouter.ChatCompletionRequest) bool {
+	return body.Usage != nil && body.Usage.Include
+}
+
+func orUsage(s Step, accounting bool) map[string]any {
 	u := map[string]any{"prompt_tokens": s.PromptTokens, "completion_tokens": s.CompletionTokens,
-		"total_tokens": s.PromptTokens + s.CompletionTokens, "cost": s.Cost}
+		"total_tokens": s.PromptTokens + s.CompletionTokens}
+	if accounting {
+		u["cost"], u["is_byok"] = s.Cost, false
+		u["cost_details"] = map[string]any{"upstream_inference_cost": nil}
+	}
 	if s.CachedTokens > 0 || s.CacheWriteTokens > 0 {
 		u["prompt_tokens_details"] = map[string]any{"cached_tokens": s.CachedTokens, "cache_write_tokens": s.CacheWriteTokens}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,12 @@ import (
 //	[ask-unknown]                          a control_request of a subtype no client serves; it reports the reply's subtype
 //	[times:FILE]                           append "req NANOS" to FILE (in the working directory) as each request is written and "rep NANOS" as its reply is read, for latency benchmarks (not in plan mode)
 //	[plan]                                 (with --permission-mode plan; plan mode always ends this way) propose a plan with ExitPlanMode; a denial with a message makes it plan again with that message, an allow ends the run with the plan
+//
+// [scenario:spend:N] (a session's first turn) makes its model calls as the
+// one-shot spend does, appending "call N" to the scenario's file at each
+// (without a message of its own),
+// and an interrupt control_request ends the turn (a result with the cost
+// so far): a run paused at its budget.
 //
 // Without a directive (and not in plan mode) it plays the one-shot
 // scenario of the prompt ([scenario:…], the default edit, the answer to a
@@ -173,6 +180,14 @@ func playTwoWay(inv invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if !inv.readOnly && parseScenario(prompt).name == "await-message" {
 		code := t.awaitMessage(inv, sess, parseScenario(prompt))
+		if err := sess.save(); err != nil {
+			fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
+		}
+		t.drain()
+		return code
+	}
+	if sc := parseScenario(prompt); !inv.readOnly && sess.Turns == 1 && sc.name == "spend" {
+		code := t.spend(inv, sess, sc)
 		if err := sess.save(); err != nil {
 			fmt.Fprintf(stderr, "fakecli: save session: %v\n", err)
 		}
@@ -656,4 +671,80 @@ func appendImage(line string, stderr io.Writer) {
 	}
 	fmt.Fprintln(f, line)
 	f.Close()
+}
+
+// spend plays the spend scenario in a two-way run: each model call also
+// appends "call N" to the scenario's file (work to record), and an
+// interrupt control_request ends the turn as
+// claude-cancel-interrupt-control.txt shows (answered, then a result with
+// the cost so far); the process then waits for more input, as the CLI
+// does.
+func (t *twoWay) spend(inv invocation, sess *session, sc scenario) int {
+	c, ok := lookupCLI(inv.cli)
+	if !ok {
+		fmt.Fprintf(t.stderr, "Error: unknown CLI %q\n", inv.cli)
+		return 1
+	}
+	em := c.emitter(t.o, inv, sess)
+	sp, ok := em.(spender)
+	if !ok {
+		return spend(c, sc, em, t.stderr)
+	}
+	secs := 30
+	if sc.arg >= 0 {
+		secs = sc.arg
+	}
+	em.start()
+	tick := time.NewTicker(cmp.Or(sc.every, spendEvery))
+	defer tick.Stop()
+	end := time.After(time.Duration(secs) * time.Second)
+	for calls := 1; ; {
+		select {
+		case <-tick.C:
+			// The call's work, written as a tool would without a message of
+			// its own: one usage report per call.
+			if err := appendLine(sc.file, fmt.Sprintf("call %d", calls)); err != nil {
+				return failEdit(em, c, err)
+			}
+			sp.spent(spendInput, spendOutput)
+			calls++
+		case m, open := <-t.in:
+			if !open {
+				sp.interrupted()
+				return 1
+			}
+			if m.Type != "control_request" {
+				fmt.Fprintf(t.stderr, "fakecli: ignoring a %s message while spending\n", m.Type)
+				continue
+			}
+			var req struct {
+				Subtype string `json:"subtype"`
+			}
+			_ = json.Unmarshal(m.Request, &req)
+			t.serve(m)
+			if req.Subtype == "interrupt" {
+				sp.interrupted()
+				return 0
+			}
+		case <-end:
+			sp.spendDone(fmt.Sprintf("Done after %d seconds of model calls.", secs))
+			return 0
+		}
+	}
+}
+
+// appendLine appends line to the file name in the working directory.
+func appendLine(name, line string) error {
+	if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		return fmt.Errorf("refusing to edit %q outside the working directory", name)
+	}
+	f, err := os.OpenFile(filepath.Join(cwd(), name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(f, line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
