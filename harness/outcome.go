@@ -255,3 +255,29 @@ func (s *stream) emit(ev Event) {
 		}
 	}
 }
+
+// sessionGone are what the CLIs say when the session a run was to resume
+// is not there: Claude Code's --resume, Codex app-server's thread/resume,
+// and an ACP agent's session/load (answered with an error, which the
+// parser reports as starting the session failing).
+var sessionGone = []string{
+	"No conversation found with session ID",
+	"no rollout found for thread id",
+	"starting the session failed",
+}
+
+// SessionLost tells whether a run that was to resume a session (Task.ResumeID)
+// failed because the CLI could not find it: its files went with the kennel
+// they were in (a kennel that slept, or was made anew), so the work must go
+// on in a new session.
+func SessionLost(o Outcome) bool {
+	if o.Success || o.Stopped {
+		return false
+	}
+	for _, s := range sessionGone {
+		if strings.Contains(o.Error, s) || strings.Contains(o.StderrTail, s) {
+			return true
+		}
+	}
+	return false
+}

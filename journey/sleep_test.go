@@ -3,6 +3,7 @@ package journey
 import (
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,13 @@ func TestJourneyKennelsSleep(t *testing.T) {
 	w.awaitResult(m, regexp.MustCompile(`✅ Task `+id2+` succeeded on app`), "the second task's result")
 	if got, err := w.gitShow("app", "fetch/"+id2, "ready.go"); err != nil || got == "" {
 		t.Fatalf("ready.go on fetch/%s: %q, %v", id2, got, err)
+	}
+	// A follow-up of the first task: its CLI's session went with the
+	// kennel that slept, so the follow-up goes on in a new session, on
+	// the task's branch.
+	out, err := w.fetchCLI("task", "continue", id, "also log the errors")
+	if err != nil || !strings.Contains(out, "✅ Task "+id+" succeeded") {
+		t.Fatalf("fetch task continue after the kennel slept: %v\n%s", err, out)
 	}
 	// And it sleeps again.
 	w.awaitKennels("app", waitTimeout, "app's kennel stopping again once idle", func(l []container.Summary) bool { return len(l) == 0 })

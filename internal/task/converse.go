@@ -210,6 +210,12 @@ func followPrompt(t Task, text string) string {
 	return b.String()
 }
 
+// sessionGonePrompt is what a follow-up run is told when the session it
+// was to resume is gone: the goal comes first (harnessTask), then this.
+func sessionGonePrompt(text string) string {
+	return "This work is already under way on the current branch, but the session of the runs before this one is gone. Look at what is there (git log, git diff), then do what the user asks now:\n" + text
+}
+
 // firstLine is s's first line, cut at 200 characters.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

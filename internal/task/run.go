@@ -265,6 +265,14 @@ func (e *Engine) drive(ctx context.Context, t Task, attach bool) bool {
 		cur.ExitCode, cur.StderrTail = out.ExitCode, e.store.Scrub(out.StderrTail)
 		return e.finish(cctx, cur, Failed, reason)
 	}
+	if ht.ResumeID != "" && end == endSeen && !cur.CancelRequested && harness.SessionLost(out) {
+		// The session's files went with its kennel (it slept, or was
+		// made anew): the follow-up goes on in a new session, told what
+		// was done.
+		log.Warn("the CLI's session is gone; the follow-up starts a new session", "session", ht.ResumeID)
+		cur.SessionID, cur.Answer = "", sessionGonePrompt(cur.Answer)
+		return e.drive(ctx, cur, false)
+	}
 	switch end {
 	case endReleased:
 		// Fetch closes while the run's engine is out of reach: the run
