@@ -140,8 +140,8 @@ func TestTaskCommandsBadInput(t *testing.T) {
 		{[]string{"task", "run", "--workspace", "nope", "--harness", "amp", "goal"}, exitFailed, `unknown harness "amp"`},
 		{[]string{"task", "run", "--workspace", "w", strings.Repeat("x", 2001)}, exitFailed, "limit is 2000"},
 		{[]string{"task", "show", "nope"}, exitFailed, "no such task"},
-		{[]string{"task", "show"}, exitUsage, "fetch task show: usage: takes 1 argument"},
-		{[]string{"task", "run", "--bogus", "goal"}, exitUsage, "fetch task run: usage: flag provided but not defined: -bogus"},
+		{[]string{"task", "show"}, exitUsage, "fetch task show: takes 1 argument"},
+		{[]string{"task", "run", "--bogus", "goal"}, exitUsage, "fetch task run: flag provided but not defined: -bogus"},
 	} {
 		code, _, errs := runFetch(t, vars, "", tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {

@@ -36,9 +36,9 @@ func TestWorkspaceCommands(t *testing.T) {
 		out  string // in stdout (or stderr when the exit is not 0)
 	}{
 		{[]string{"workspace"}, exitUsage, "a subcommand is required"},
-		{[]string{"workspace", "frob"}, exitUsage, `fetch workspace: usage: unknown subcommand "frob"`},
-		{[]string{"workspace", "add"}, exitUsage, "fetch workspace add: usage: takes 1 or 2 argument(s), got 0"},
-		{[]string{"workspace", "add", "--bogus", "x"}, exitUsage, "fetch workspace add: usage: flag provided but not defined: -bogus"},
+		{[]string{"workspace", "frob"}, exitUsage, `fetch workspace: unknown subcommand "frob"`},
+		{[]string{"workspace", "add"}, exitUsage, "fetch workspace add: takes 1 or 2 argument(s), got 0"},
+		{[]string{"workspace", "add", "--bogus", "x"}, exitUsage, "fetch workspace add: flag provided but not defined: -bogus"},
 		{[]string{"workspace", "add", "../x"}, exitFailed, "it is a name, not a path"},
 		{[]string{"workspace", "add", "x", filepath.Join(root, "nope")}, exitFailed, "does not exist"},
 		{[]string{"workspace", "add", "x", notGit}, exitFailed, "is not a git repository"},
