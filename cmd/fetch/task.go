@@ -66,6 +66,10 @@ its own either way: Ctrl-C leaves it running (exit code 4; follow it
 again with log -f, stop it with cancel), and a second Ctrl-C within 3
 seconds cancels it and waits for its end (exit code 3). continue, retry
 and answer follow the run they start the same way.
+On a CLI with a two-way mode (claude, codex, gemini, qwen, copilot,
+opencode, acp:…) the task runs under the policy: what it asks that the
+policy leaves to the owner goes to the owner's chat when fetch serve or
+fetch chat runs on this data directory, and is denied otherwise.
 
 log prints a task's event log; -f (--follow) goes on printing it as the
 task works, whichever Fetch process runs it, until the task ends or
