@@ -302,16 +302,22 @@ func (e *Engine) Open(ctx context.Context) error {
 		return err
 	}
 	if e.cfg.Shipper != nil {
-		e.mu.Lock()
-		bg := e.ctx
-		e.wg.Add(1)
-		e.mu.Unlock()
-		go func() {
-			defer e.wg.Done()
-			e.followPRs(bg)
-		}()
+		e.live(e.followPRs)
 	}
 	return nil
+}
+
+// live runs work on a goroutine of the engine for as long as it is open:
+// Close cancels work's context and waits for it.
+func (e *Engine) live(work func(ctx context.Context)) {
+	e.mu.Lock()
+	bg := e.ctx
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		work(bg)
+	}()
 }
 
 // retellWithin is how far back Open tells again of tasks that ended.

@@ -43,14 +43,7 @@ func (e *Engine) openRelay(ctx context.Context) error {
 		e.owner, r.Channel, r.UserID, store.FormatTime(e.now())); err != nil {
 		return fmt.Errorf("task: offer to relay requests: %w", err)
 	}
-	e.mu.Lock()
-	bg := e.ctx
-	e.wg.Add(1)
-	e.mu.Unlock()
-	go func() {
-		defer e.wg.Done()
-		e.relayLoop(bg)
-	}()
+	e.live(e.relayLoop)
 	return nil
 }
 
