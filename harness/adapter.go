@@ -372,9 +372,9 @@ func buildEnv(fixed []string, creds Credentials, keys ...string) []string {
 
 // OneShot tells whether a task on this CLI runs one-shot, with its
 // permissions bypassed (the kennel is then the only boundary): a CLI
-// without a two-way mode. Every task of a two-way CLI, from a chat or the
-// terminal, runs two-way under the policy. The task engine decides a run's
-// mode by it.
+// without a two-way mode. A two-way CLI's task runs two-way under the
+// policy when someone can answer it: a chat's task, or a terminal task
+// while a Fetch serves the owner's chat (the task engine decides that).
 func (tr Traits) OneShot() bool {
 	return !tr.TwoWay
 }

@@ -67,9 +67,10 @@ again with log -f, stop it with cancel), and a second Ctrl-C within 3
 seconds cancels it and waits for its end (exit code 3). continue, retry
 and answer follow the run they start the same way.
 On a CLI with a two-way mode (claude, codex, gemini, qwen, copilot,
-opencode, acp:…) the task runs under the policy: what it asks that the
-policy leaves to the owner goes to the owner's chat when fetch serve or
-fetch chat runs on this data directory, and is denied otherwise.
+opencode, acp:…) the task runs under the policy while fetch serve or
+fetch chat runs on this data directory: what it asks that the policy
+leaves to the owner goes to the owner's chat. With no chat served, it
+runs one-shot, its permissions bypassed inside the kennel.
 
 log prints a task's event log; -f (--follow) goes on printing it as the
 task works, whichever Fetch process runs it, until the task ends or

@@ -171,6 +171,12 @@ func (e *Engine) twoWayMode(ctx context.Context, t Task) harness.TwoWayMode {
 	if err != nil || a.Traits().OneShot() {
 		return ""
 	}
+	if t.ConversationID == "" && !a.Traits().TwoWayOnly && e.relayTarget(ctx, t) == "" {
+		// A task from the terminal while no Fetch serves a chat: nobody
+		// could answer its CLI, which runs one-shot (the kennel is the
+		// boundary), as a CLI without a two-way mode does.
+		return ""
+	}
 	if _, ok := a.(harness.TwoWay); !ok {
 		return ""
 	}
