@@ -30,6 +30,10 @@ func TestJourneyCostCap(t *testing.T) {
 	// $0.0125 a model call, one every 200 ms, for up to a minute ($3.75).
 	m, status := w.startTask(ownerID, "refactor the app workspace", "refactor everything [scenario:spend:60]", "app")
 	id := taskID(t, status.Text)
+	// A two-way run of a chat's task is paused at the cap and the owner
+	// asked; Stop ends it as a budget stop.
+	paused := w.awaitNew(m, regexp.MustCompile(`💰 Task `+id+`: I paused at the task budget`), "the pause at the cap")
+	w.d.Click(ownerID, paused.Msg.ID, w.button(paused, "Stop"))
 	res := w.awaitResult(m, regexp.MustCompile(`❌ Task `+id+` failed on app`), "the stopped task's result")
 	for _, want := range []string{"stopped at the task budget of $0.05 (FETCH_TASK_BUDGET_USD)", "Raise FETCH_TASK_BUDGET_USD, or set it to 0 for no cap"} {
 		if !strings.Contains(res.Text, want) {

@@ -69,7 +69,7 @@ func TestJourneyWorkspaceCommands(t *testing.T) {
 	step("", 0, "Workspace demo: new repository, in "+w.workspacePath("demo"), "workspace", "add", "demo")
 	step("", 0, "Workspace api: copied from "+src, "workspace", "add", "api", src)
 	step("", 1, "workspace exists already", "workspace", "add", "demo")
-	step("", 2, "fetch workspace add: usage: takes 1 or 2 argument(s)", "workspace", "add")
+	step("", 2, "fetch workspace add: takes 1 or 2 argument(s)", "workspace", "add")
 
 	// No kennel runs yet, and listing starts none (J-sleep checks the
 	// engine): the branch is read from HEAD, the changes are not.
@@ -88,7 +88,7 @@ func TestJourneyWorkspaceCommands(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"Branch:      trunk", "Changes:     none", "first commit",
-		"written by the kennel", "git fetch " + filepath.Join(w.data, "repos", "api.git") + " fetch/ID"} {
+		"written by the kennel", "fetch task apply ID [DIR], from Fetch's own repository " + filepath.Join(w.data, "repos", "api.git")} {
 		if !strings.Contains(show, want) {
 			t.Errorf("workspace show api:\n%s\nwant %q", show, want)
 		}
@@ -110,7 +110,7 @@ func TestJourneyWorkspaceCommands(t *testing.T) {
 			t.Errorf("task run in a missing workspace:\n%s\nwant %q", errs, want)
 		}
 	}
-	step("", 2, "fetch task run: usage: flag provided but not defined: -bogus", "task", "run", "--bogus", "x")
+	step("", 2, "fetch task run: flag provided but not defined: -bogus", "task", "run", "--bogus", "x")
 }
 
 // J-ws2: in fetch chat, /use selects a workspace without the LLM, and
