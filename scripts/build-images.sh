@@ -167,17 +167,6 @@ CGO_ENABLED=0 go build -trimpath -o build/fetch-shim ./cmd/fetch-shim
 build Dockerfile.kennel "$kennel_image" --build-arg BASE="$base" --build-arg CLIS="${packaged# }"
 # The kennel starts and has its shim and the CLIs asked for.
 docker run --rm --network none --entrypoint /usr/local/bin/fetch-shim "$kennel_image" ps --state /nonexistent >/dev/null
-# cursor is the harness's name (--harness cursor), cursor-agent its CLI's:
-# either names the CLI here.
-named=""
-for c in ${clis//,/ }; do
-  case "$c" in
-    cursor) c=cursor-agent ;;
-    cursor=*) c="cursor-agent=${c#cursor=}" ;;
-  esac
-  named="$named $c"
-done
-clis=${named# }
 for c in ${clis//,/ }; do
   name=${c%%=*}
   docker run --rm --network none --entrypoint /bin/sh "$kennel_image" -c 'command -v "$1" >/dev/null' sh "$name" ||
