@@ -268,12 +268,17 @@ func waitDetachable(ctx context.Context, engine *task.Engine, id string, stdout 
 		return ended(r, stdout, clean)
 	case <-sigs:
 	case <-ctx.Done():
-		// main's signal context and sigs hear the same SIGINT; only
-		// SIGTERM (or a caller's cancel) comes without it.
+		// main's signal context and sigs hear the same SIGINT, but
+		// os/signal may cancel ctx before it puts the SIGINT on sigs:
+		// when ctx ended for a SIGINT, that SIGINT is the first Ctrl-C
+		// and is taken off sigs here (so it is not also the second).
+		// SIGTERM, or a caller's cancel, leaves at once.
+		if !interrupted(ctx) {
+			return leave()
+		}
 		select {
 		case <-sigs:
-		default:
-			return leave()
+		case <-time.After(time.Second): // delivered elsewhere; never seen
 		}
 	}
 	stop()
@@ -313,6 +318,13 @@ func waitDetachable(ctx context.Context, engine *task.Engine, id string, stdout 
 		return err
 	}
 	return ended(followed{t: t}, stdout, clean)
+}
+
+// interrupted says whether ctx (main's signal context) ended because of
+// a SIGINT: os/signal gives the signal as the context's cause.
+func interrupted(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return cause != nil && cause.Error() == os.Interrupt.String()+" signal received"
 }
 
 // ended prints how a followed task ended and returns its exit code.

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,7 +104,14 @@ func TestInitReapsAndEndsOnTERM(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	time.Sleep(200 * time.Millisecond) // init has set up its handlers
+	// init has set up its handlers once it ignores SIGHUP.
+	deadline := time.Now().Add(10 * time.Second)
+	for !ignores(t, cmd.Process.Pid, syscall.SIGHUP) {
+		if time.Now().After(deadline) {
+			t.Fatal("init never came to ignore SIGHUP")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +128,27 @@ func TestInitReapsAndEndsOnTERM(t *testing.T) {
 		<-done
 		t.Fatal("init did not end on SIGTERM")
 	}
+}
+
+// ignores says whether process pid ignores sig (its SigIgn mask in
+// /proc/PID/status).
+func ignores(t *testing.T, pid int, sig syscall.Signal) bool {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if hex, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			if err != nil {
+				t.Fatalf("SigIgn %q: %v", hex, err)
+			}
+			return mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	t.Fatalf("no SigIgn in /proc/%d/status", pid)
+	return false
 }
 
 func TestCheckInit(t *testing.T) {
