@@ -56,13 +56,13 @@ func runInit(ctx context.Context, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	// Notify before Ignore: once the ignored signals show in
+	// Notify before Ignore: once SIGUSR2 (the last ignored) shows in
 	// /proc/PID/status's SigIgn, SIGTERM is already handled (the tests
 	// wait on that, not on time).
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGPIPE, syscall.SIGUSR2)
 	for {
 		reapAll()
 		select {
