@@ -139,6 +139,9 @@ func TestKennel(t *testing.T) {
 	reg := harness.NewRegistry()
 	for _, name := range reg.Names() {
 		t.Run(string(name), func(t *testing.T) {
+			// Side by side: each adapter has its own workspace, so its
+			// own container.
+			t.Parallel()
 			a, _ := reg.Get(name)
 			ws := kennelRepo(t, k)
 			uid, _ := kennelUser(t, k)

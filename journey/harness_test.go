@@ -58,7 +58,7 @@ const (
 	// journeyParallel is how many journeys run at once when -parallel is
 	// not given: they mostly wait on Docker, fetch and the clock, so more
 	// than GOMAXPROCS (2 on the CI machine) keeps the suite short.
-	journeyParallel = "4"
+	journeyParallel = "6"
 )
 
 // binDir holds the fetch binary built for this test process.

@@ -41,6 +41,10 @@ const newcomerUID = 4242
 // developer's fetch-kennel:latest is left alone), and the CLI's key is a
 // fake one.
 func TestNewcomer(t *testing.T) {
+	// Beside the other journeys: it holds no state of theirs (its own
+	// home, checkout, caches and image), and mostly compiles, which the
+	// journeys that wait on their CLIs leave room for.
+	t.Parallel()
 	testkit.RequireDocker(t)
 	steps := firstTaskSteps(t)
 	for _, who := range []struct {

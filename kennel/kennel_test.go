@@ -41,8 +41,25 @@ const helperPath = "/usr/local/bin/kennel-helper"
 // SIGTERM come before SIGKILL.
 const testGrace = time.Second
 
-// helperImage builds kennel-helper and layers it on the kennel test image.
+// helperImg is helperImage's image, made once per test process.
+var helperImg struct {
+	sync.Mutex
+	name string
+}
+
+// helperImage builds kennel-helper and layers it on the kennel test image,
+// once per test process (every env asks for it).
 func helperImage(t testing.TB) string {
+	t.Helper()
+	helperImg.Lock()
+	defer helperImg.Unlock()
+	if helperImg.name == "" {
+		helperImg.name = buildHelperImage(t)
+	}
+	return helperImg.name
+}
+
+func buildHelperImage(t testing.TB) string {
 	t.Helper()
 	base := testkit.KennelImage(t)
 	bin := filepath.Join(t.TempDir(), "kennel-helper")

@@ -708,7 +708,12 @@ func (e *Engine) create(files []ImageFile) error {
 			MaskedPaths:   []string{},
 			ReadonlyPaths: []string{},
 			Mounts:        []mount.Mount{{Type: mount.TypeVolume, Source: e.volume, Target: "/var/lib/docker"}},
-			PortBindings:  nat.PortMap{"2376/tcp": bind(tcpPort), "22/tcp": bind(sshPort)},
+			// /run in memory, as on a machine: a stop or a kill clears it
+			// like a reboot, and containerd's fifos are not made on the
+			// container's layer (where, after a kill, making one failed
+			// with an I/O error on this host's fuse-overlayfs).
+			Tmpfs:        map[string]string{"/run": "rw,nosuid,nodev,mode=755"},
+			PortBindings: nat.PortMap{"2376/tcp": bind(tcpPort), "22/tcp": bind(sshPort)},
 		}, nil, nil, name)
 	if err != nil {
 		return fmt.Errorf("create container: %w", err)
