@@ -119,7 +119,10 @@ func newcomer(t *testing.T, steps []string, uid int) {
 		// The page's default port is shared with the other journeys.
 		"FETCH_PAGE_ADDR": "off",
 	}
-	for _, k := range []string{"DOCKER_HOST", "TMPDIR"} {
+	// The machine's, not the newcomer's: the engine, the temporary
+	// directory, and the C flags the rest of the suite compiled with (CI
+	// sets them), so that root's build finds what the suite compiled.
+	for _, k := range []string{"DOCKER_HOST", "TMPDIR", "CGO_CFLAGS"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}
