@@ -135,25 +135,8 @@ func newcomer(t *testing.T, steps []string, uid int) {
 			env[k] = goEnv(t, k)
 		}
 	} else {
-		// The user has no module cache and the test no network: the
-		// user's module cache is filled from root's, the way the module
-		// proxy would fill it (a file:// GOPROXY is the proxy protocol),
-		// and kept between runs like the build cache.
-		mods := filepath.Join(os.TempDir(), fmt.Sprintf("fetch-newcomer-gomodcache-%d", uid))
-		// Only the modules of what the README builds: root's cache holds
-		// those (its own builds fetched them), not every module of the
-		// graph (Windows-only ones, say).
-		download := exec.Command(goTool(), append([]string{"mod", "download"}, buildModules(t, checkout, "./cmd/fetch", "./cmd/fetch-shim")...)...)
-		download.Dir = checkout
-		download.Env = append(os.Environ(), "GOMODCACHE="+mods, "GOFLAGS=-modcacherw", "GOPROXY=file://"+filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"), "GOSUMDB=off")
-		if out, err := download.CombinedOutput(); err != nil {
-			t.Fatalf("go mod download: %v\n%s", err, out)
-		}
-		chownTree(t, mods, uid)
+		mods, cache := userCaches(t, checkout, base, uid)
 		env["GOMODCACHE"] = mods
-		cache := filepath.Join(os.TempDir(), fmt.Sprintf("fetch-newcomer-gocache-%d", uid))
-		os.MkdirAll(cache, 0o700)
-		chownTree(t, cache, uid)
 		env["GOCACHE"] = cache
 		env["GOPROXY"] = "off"
 		sock := "/var/run/docker.sock"
@@ -351,6 +334,96 @@ func chownTree(t *testing.T, root string, uid int) {
 	t.Helper()
 	err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// userCaches are the Go caches of the newcomer uid, who has none, and the
+// test no network. Where uid can read root's module cache (.ci/run puts it
+// where anyone can), the user's build uses it, and a copy of root's build
+// cache made of hard links that the user may add to: the modules being at
+// the same paths, the user's build finds what the suite compiled and
+// compiles only Fetch's own packages, as root's does. Elsewhere the user's
+// module cache is filled from root's, the way the module proxy would fill
+// it (a file:// GOPROXY is the proxy protocol), and both caches are the
+// user's own, kept between runs.
+func userCaches(t *testing.T, checkout, base string, uid int) (mods, cache string) {
+	t.Helper()
+	rootMods, rootCache := goEnv(t, "GOMODCACHE"), goEnv(t, "GOCACHE")
+	if othersRead(rootMods) {
+		cache = filepath.Join(base, "gocache")
+		out, err := exec.Command("cp", "-al", rootCache, cache).CombinedOutput()
+		if err == nil && othersReadFiles(cache) {
+			chownDirs(t, cache, uid)
+			return rootMods, cache
+		}
+		t.Logf("root's build cache cannot be shared (%v %s): the user's own", err, out)
+		os.RemoveAll(cache)
+	}
+	mods = filepath.Join(os.TempDir(), fmt.Sprintf("fetch-newcomer-gomodcache-%d", uid))
+	// Only the modules of what the README builds: root's cache holds
+	// those (its own builds fetched them), not every module of the graph
+	// (Windows-only ones, say).
+	download := exec.Command(goTool(), append([]string{"mod", "download"}, buildModules(t, checkout, "./cmd/fetch", "./cmd/fetch-shim")...)...)
+	download.Dir = checkout
+	download.Env = append(os.Environ(), "GOMODCACHE="+mods, "GOFLAGS=-modcacherw", "GOPROXY=file://"+filepath.Join(rootMods, "cache", "download"), "GOSUMDB=off")
+	if out, err := download.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download: %v\n%s", err, out)
+	}
+	chownTree(t, mods, uid)
+	cache = filepath.Join(os.TempDir(), fmt.Sprintf("fetch-newcomer-gocache-%d", uid))
+	os.MkdirAll(cache, 0o700)
+	chownTree(t, cache, uid)
+	return mods, cache
+}
+
+// othersRead says whether anyone may read dir: it and every directory
+// above it let others in, and it lets them list it.
+func othersRead(dir string) bool {
+	st, err := os.Stat(dir)
+	if err != nil || st.Mode().Perm()&0o005 != 0o005 {
+		return false
+	}
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
+	}
+}
+
+// othersReadFiles says whether every file under root may be read by
+// anyone (a build cache written under a strict umask may not).
+func othersReadFiles(root string) bool {
+	ok := true
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			ok = false
+			return err
+		}
+		if info, err := d.Info(); err != nil || (!d.IsDir() && info.Mode().Perm()&0o004 == 0) {
+			ok = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return ok
+}
+
+// chownDirs gives uid the directories under root (not the files: in a
+// copy made of hard links they are root's too).
+func chownDirs(t *testing.T, root string, uid int) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
 			return err
 		}
 		return os.Lchown(p, uid, uid)
