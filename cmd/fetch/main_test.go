@@ -419,8 +419,16 @@ func agentChat(t *testing.T, script ...testkit.Step) (map[string]string, *testki
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
+	// Fetch's log, for the report of a failed test (it says why a task
+	// failed, which the chat's line does not).
+	logs := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("fetch chat's log:\n%s", logs.String())
+		}
+	})
 	go func() {
-		code := run(t.Context(), []string{"chat"}, envOf(vars), inR, outW, io.Discard)
+		code := run(t.Context(), []string{"chat"}, envOf(vars), inR, outW, logs)
 		outW.Close()
 		done <- code
 	}()
