@@ -39,7 +39,9 @@ const newcomerUID = 4242
 // (--cli claude=FILE, the form the build script documents for a CLI given
 // as a file), the kennel image gets a name of the test's own (so that a
 // developer's fetch-kennel:latest is left alone), and the CLI's key is a
-// fake one.
+// fake one. The Go caches are not the newcomer's: the test has no network
+// (see userCaches), and what they hold changes only how long the build
+// takes, not what it makes.
 func TestNewcomer(t *testing.T) {
 	// Beside the other journeys: it holds no state of theirs (its own
 	// home, checkout, caches and image), and mostly compiles, which the
