@@ -1,13 +1,11 @@
 package journey
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fetch-dev/fetch/internal/testkit"
 )
@@ -164,20 +162,12 @@ func TestJourneyHangingCheckIsCut(t *testing.T) {
 // line holds s.
 func (w *world) kennelProcesses(s string) []string {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	var out []string
-	for _, id := range w.kennels(ctx) {
-		top, err := w.docker.ContainerTop(ctx, id, nil)
-		if err != nil {
-			continue
+	w.eachProcess(func(_, p []string) {
+		if line := strings.Join(p, " "); strings.Contains(line, s) {
+			out = append(out, line)
 		}
-		for _, p := range top.Processes {
-			if line := strings.Join(p, " "); strings.Contains(line, s) {
-				out = append(out, line)
-			}
-		}
-	}
+	})
 	return out
 }
 

@@ -53,6 +53,20 @@ func exited(t testing.TB, p *proc, within time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
+// cancelTwice presses Ctrl-C in fetch task run --wait p, waits for its
+// offer to cancel, presses it again and wants exit code 3 (cancelled).
+func cancelTwice(t testing.TB, p *proc) {
+	t.Helper()
+	ctrlC(t, p)
+	until(t, waitTimeout, "the offer to cancel with a second Ctrl-C", func() bool {
+		return strings.Contains(p.log.String(), "Ctrl-C again within")
+	})
+	ctrlC(t, p)
+	if code := exited(t, p, 2*interruptGrace); code != 3 {
+		t.Fatalf("fetch task run --wait exited %d after two Ctrl-C; want 3 (cancelled)\n%s", code, p.log.String())
+	}
+}
+
 // taskState is fetch task show --json's state of task id.
 func (w *world) taskState(id string) string {
 	w.t.Helper()
@@ -136,14 +150,7 @@ func TestJourneyCtrlCLeavesTheTaskRunning(t *testing.T) {
 
 	// Two Ctrl-C: the task is cancelled, and the command says so.
 	p, id = w.runWaiting("take your time [scenario:slow:120]", "Still working (2/120)")
-	ctrlC(t, p)
-	until(t, waitTimeout, "the offer to cancel with a second Ctrl-C", func() bool {
-		return strings.Contains(p.log.String(), "Ctrl-C again within")
-	})
-	ctrlC(t, p)
-	if code := exited(t, p, 2*interruptGrace); code != 3 {
-		t.Fatalf("fetch task run --wait exited %d after two Ctrl-C; want 3 (cancelled)\n%s", code, p.log.String())
-	}
+	cancelTwice(t, p)
 	if out := p.log.String(); !strings.Contains(out, "Cancelling task "+id) || !strings.Contains(out, "Task "+id+" was cancelled on app") {
 		t.Errorf("fetch task run --wait did not say it cancelled the task:\n%s", out)
 	}

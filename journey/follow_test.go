@@ -92,24 +92,9 @@ func TestJourneyFollowUpAddsToTheBranchAndPullRequest(t *testing.T) {
 func TestJourneyFollowUpAfterAnInterruptedRunResumesTheSession(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "app")
-	p := startWatched(t, w.environ(), w.watch, "task", "run", "--wait", "--workspace", "app", "take your time [scenario:slow:120]")
-	var id string
-	until(t, waitTimeout, "the run to start working", func() bool {
-		out := p.log.String()
-		if m := regexp.MustCompile(`Task (\S+) running on app`).FindStringSubmatch(out); m != nil {
-			id = m[1]
-		}
-		return id != "" && strings.Contains(out, "Still working (2/120)")
-	})
+	p, id := w.runWaiting("take your time [scenario:slow:120]", "Still working (2/120)")
 	// Ctrl-C leaves the task running; a second one cancels it.
-	ctrlC(t, p)
-	until(t, waitTimeout, "the offer to cancel with a second Ctrl-C", func() bool {
-		return strings.Contains(p.log.String(), "Ctrl-C again within")
-	})
-	ctrlC(t, p)
-	if code := exited(t, p, 2*interruptGrace); code != 3 {
-		t.Fatalf("fetch task run --wait exited %d after two Ctrl-C; want 3 (cancelled)\n%s", code, p.log.String())
-	}
+	cancelTwice(t, p)
 	shown, err := w.fetchCLI("task", "show", "--json", id)
 	if err != nil {
 		t.Fatalf("fetch task show: %v\n%s", err, shown)

@@ -606,30 +606,38 @@ var cliNames = append(testkit.FakeCLINames(), "fakecli-child")
 // cliProcesses lists the command lines of the fake CLI's processes in the
 // kennels of this world's workspaces.
 func (w *world) cliProcesses() []string {
+	var out []string
+	w.eachProcess(func(titles, p []string) {
+		cmd := slices.Index(titles, "CMD")
+		if cmd < 0 {
+			cmd = slices.Index(titles, "COMMAND")
+		}
+		if cmd < 0 {
+			w.t.Fatalf("docker top: no command column in %q", titles)
+		}
+		line := p[cmd]
+		argv0 := strings.Fields(line + " x")[0]
+		if slices.Contains(cliNames, filepath.Base(argv0)) {
+			out = append(out, line)
+		}
+	})
+	return out
+}
+
+// eachProcess calls fn with docker top's titles and each process of the
+// running kennels of this world's workspaces.
+func (w *world) eachProcess(fn func(titles, p []string)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var out []string
 	for _, id := range w.kennels(ctx) {
 		top, err := w.docker.ContainerTop(ctx, id, nil)
 		if err != nil {
 			continue // not running
 		}
-		cmd := slices.Index(top.Titles, "CMD")
-		if cmd < 0 {
-			cmd = slices.Index(top.Titles, "COMMAND")
-		}
-		if cmd < 0 {
-			w.t.Fatalf("docker top: no command column in %q", top.Titles)
-		}
 		for _, p := range top.Processes {
-			line := p[cmd]
-			argv0 := strings.Fields(line + " x")[0]
-			if slices.Contains(cliNames, filepath.Base(argv0)) {
-				out = append(out, line)
-			}
+			fn(top.Titles, p)
 		}
 	}
-	return out
 }
 
 // waitProcesses polls the kennel's processes until cond holds, for at
