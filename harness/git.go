@@ -9,10 +9,9 @@ import (
 	"strings"
 
 	"github.com/fetch-dev/fetch/internal/gitrun"
-	"github.com/fetch-dev/fetch/kennel"
 )
 
-// gitTimeout bounds each git command of a snapshot.
+// gitTimeout bounds the measure of a run's changes after it ended.
 const gitTimeout = gitrun.DefaultTimeout
 
 // gitRepo runs git in a work tree through the runner (package gitrun: in
@@ -29,74 +28,87 @@ type snapshot struct {
 	tree string
 }
 
-// git runs one git command and returns its stdout lines.
-func (g gitRepo) git(ctx context.Context, env []string, args ...string) ([]string, error) {
-	out, err := gitrun.New(g.runner).Run(ctx, gitrun.Cmd{Workspace: g.workspace, Dir: g.dir, Args: args, Env: env, Timeout: gitTimeout})
-	if err == nil && out.Truncated {
-		err = fmt.Errorf("git %s: output over %d bytes", args[0], gitrun.DefaultMaxOutput)
-	}
-	return out.Lines(), err
-}
-
 // snapshot records the whole work tree (tracked files, and untracked ones
 // that .gitignore does not exclude) as a tree object. It stages into a
-// temporary index, never the user's, and leaves HEAD and refs alone.
+// temporary index, never the user's, and leaves HEAD and refs alone. It
+// is one exec (a batch of the shim's): on a remote engine each exec is a
+// round trip, and on any engine one costs the engine more than git does.
 func (g gitRepo) snapshot(ctx context.Context) (snapshot, error) {
-	out, err := g.git(ctx, nil, "rev-parse", "--absolute-git-dir")
+	tree, _, err := g.snapshotSince(ctx, "")
+	return snapshot{tree: tree}, err
+}
+
+// snapshotSince snapshots the work tree and, when since is a tree, lists
+// what changed from it (git diff-tree's --name-status and --numstat lines)
+// in the same batch.
+func (g gitRepo) snapshotSince(ctx context.Context, since string) (tree string, diff [2][]string, err error) {
+	index := "${gitdir}/fetch-snapshot-" + g.taskID + ".index"
+	env := []string{"GIT_INDEX_FILE=" + index}
+	steps := []gitrun.Step{
+		{Dir: g.dir, Args: []string{"rev-parse", "--absolute-git-dir"}, Capture: "gitdir"},
+		// A leftover of a snapshot whose clean-up failed goes first, so
+		// that a read-tree that fails below starts from nothing.
+		{Dir: g.dir, Argv: []string{"rm", "-f", "--", index}},
+		// Start from HEAD, so that tracked files stay in the snapshot even
+		// when a .gitignore pattern matches them; an unborn branch (no
+		// HEAD, and then no read-tree) starts empty.
+		{Dir: g.dir, Args: []string{"rev-parse", "--verify", "--quiet", "HEAD"}, AllowFail: true},
+		{Dir: g.dir, Args: []string{"read-tree", "HEAD"}, Env: env, AllowFail: true},
+		{Dir: g.dir, Args: []string{"add", "--all", "--", ":/"}, Env: env},
+		{Dir: g.dir, Args: []string{"write-tree"}, Env: env, Capture: "tree"},
+		// The index holds nothing the tree does not. A leftover (rm
+		// failing) is harmless: the next snapshot removes it.
+		{Dir: g.dir, Argv: []string{"rm", "-f", "--", index}, AllowFail: true},
+	}
+	if since != "" {
+		steps = append(steps,
+			gitrun.Step{Dir: g.dir, Args: []string{"diff-tree", "-r", "--no-renames", "--name-status", since, "${tree}"}},
+			gitrun.Step{Dir: g.dir, Args: []string{"diff-tree", "-r", "--no-renames", "--numstat", since, "${tree}"}})
+	}
+	res, err := gitrun.New(g.runner).Batch(ctx, g.workspace, steps)
 	if err != nil {
-		return snapshot{}, err
+		return "", diff, err
 	}
-	if len(out) == 0 || out[0] == "" {
-		return snapshot{}, errors.New("git rev-parse printed no git dir")
-	}
-	index := []string{"GIT_INDEX_FILE=" + out[0] + "/fetch-snapshot-" + g.taskID + ".index"}
-	// Start from HEAD, so that tracked files stay in the snapshot even when a
-	// .gitignore pattern matches them; an unborn branch starts empty.
-	start := []string{"read-tree", "HEAD"}
-	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
-		var ge *gitrun.GitError
-		if !errors.As(err, &ge) {
-			return snapshot{}, err
+	for i, r := range res {
+		if r.Truncated {
+			return "", diff, fmt.Errorf("git %s: output over the limit", steps[i].Args[0])
 		}
-		start = []string{"read-tree", "--empty"}
+		switch {
+		case i == 3 && res[2].Exit != 0: // no HEAD: read-tree was to fail
+		case steps[i].AllowFail && i != 3:
+		default:
+			if err := r.Err(); err != nil {
+				return "", diff, err
+			}
+		}
 	}
-	if _, err := g.git(ctx, index, start...); err != nil {
-		return snapshot{}, err
+	if len(res) != len(steps) {
+		return "", diff, fmt.Errorf("git snapshot: %d of %d steps ran", len(res), len(steps))
 	}
-	if _, err := g.git(ctx, index, "add", "--all", "--", ":/"); err != nil {
-		return snapshot{}, err
+	if gitdir := res[0].Lines(); len(gitdir) == 0 || gitdir[0] == "" {
+		return "", diff, errors.New("git rev-parse printed no git dir")
 	}
-	tree, err := g.git(ctx, index, "write-tree")
-	if err != nil {
-		return snapshot{}, err
+	out := res[5].Lines()
+	if len(out) == 0 || !gitrun.IsObjectID(out[0]) {
+		return "", diff, fmt.Errorf("git write-tree printed %q", out)
 	}
-	if len(tree) == 0 || len(tree[0]) < 40 {
-		return snapshot{}, fmt.Errorf("git write-tree printed %q", tree)
+	if since != "" {
+		diff = [2][]string{res[7].Lines(), res[8].Lines()}
 	}
-	// The index holds nothing the tree does not; drop it. A leftover (rm
-	// failing) is harmless: the next snapshot of this task overwrites it.
-	_, _ = g.runner.Exec(ctx, kennel.ExecSpec{Workspace: g.workspace, Dir: g.dir, Argv: []string{"rm", "-f", "--", strings.TrimPrefix(index[0], "GIT_INDEX_FILE=")}, Timeout: gitTimeout}, func(kennel.Stream, []byte) {})
-	return snapshot{tree: tree[0]}, nil
+	return out[0], diff, nil
 }
 
 // changes snapshots the work tree again and returns what changed since
 // before, with line counts.
 func (g gitRepo) changes(ctx context.Context, before snapshot) ([]FileChange, error) {
-	after, err := g.snapshot(ctx)
+	after, diff, err := g.snapshotSince(ctx, before.tree)
 	if err != nil {
 		return nil, err
 	}
-	if after.tree == before.tree {
+	if after == before.tree {
 		return nil, nil
 	}
-	status, err := g.git(ctx, nil, "diff-tree", "-r", "--no-renames", "--name-status", before.tree, after.tree)
-	if err != nil {
-		return nil, err
-	}
-	numstat, err := g.git(ctx, nil, "diff-tree", "-r", "--no-renames", "--numstat", before.tree, after.tree)
-	if err != nil {
-		return nil, err
-	}
+	status, numstat := diff[0], diff[1]
 	byPath := make(map[string]*FileChange)
 	var files []FileChange
 	for _, line := range status {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fetch-dev/fetch/kennel"
+	"github.com/fetch-dev/fetch/kennel/shim"
 )
 
 // localRunner is a harness.Runner that runs commands on the host, the fake
@@ -30,8 +32,45 @@ const (
 	localTailSize = 8 << 10
 )
 
+var (
+	localShimOnce sync.Once
+	localShimDir  string
+	localShimErr  error
+)
+
+// localShim is a fetch-shim built from this checkout for the host, which
+// the local runner runs where a kennel runs its own (the shim's batch,
+// for the snapshots of a run's work tree).
+func localShim() (string, error) {
+	localShimOnce.Do(func() {
+		localShimDir, localShimErr = os.MkdirTemp("", "fetch-harness-shim-")
+		if localShimErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(localShimDir, "fetch-shim"), "./cmd/fetch-shim")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			localShimErr = fmt.Errorf("go build ./cmd/fetch-shim: %w\n%s", err, out)
+		}
+	})
+	return filepath.Join(localShimDir, "fetch-shim"), localShimErr
+}
+
+func removeLocalShim() {
+	if localShimDir != "" {
+		os.RemoveAll(localShimDir)
+	}
+}
+
 func (r localRunner) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.LineHandler) (kennel.Result, error) {
 	path := filepath.Join(r.bin, spec.Argv[0])
+	if spec.Argv[0] == shim.Path {
+		var err error
+		if path, err = localShim(); err != nil {
+			return kennel.Result{}, err
+		}
+	}
 	if _, err := os.Stat(path); err != nil {
 		if path, err = exec.LookPath(spec.Argv[0]); err != nil {
 			return kennel.Result{}, err
@@ -48,8 +87,15 @@ func (r localRunner) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.L
 	// A two-way run's stdin (spec.Stdin) may stay open after the process
 	// exits: WaitDelay keeps Wait from waiting for it.
 	cmd.Stdin, cmd.WaitDelay = spec.Stdin, localGrace
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	// Raw stdout goes to spec.Stdout when it is set (a batch's JSON), as
+	// in the kennel; lines go to fn otherwise.
+	var (
+		stdout io.Reader
+		err    error
+	)
+	if spec.Stdout != nil {
+		cmd.Stdout = spec.Stdout
+	} else if stdout, err = cmd.StdoutPipe(); err != nil {
 		return kennel.Result{}, err
 	}
 	stderr, err := cmd.StderrPipe()
@@ -81,13 +127,18 @@ func (r localRunner) Exec(ctx context.Context, spec kennel.ExecSpec, fn kennel.L
 					tail = tail[len(tail)-localTailSize:]
 				}
 			}
-			fn(s, sc.Bytes())
+			if fn != nil {
+				fn(s, sc.Bytes())
+			}
 			mu.Unlock()
 		}
 	}
-	wg.Add(2)
-	go read(kennel.Stdout, stdout)
+	wg.Add(1)
 	go read(kennel.Stderr, stderr)
+	if stdout != nil {
+		wg.Add(1)
+		go read(kennel.Stdout, stdout)
+	}
 
 	done := make(chan struct{})
 	var timedOut, stopped bool

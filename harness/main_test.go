@@ -8,4 +8,6 @@ import (
 
 // TestMain fails the package's tests if a goroutine outlives them: Run, the
 // local runner and the kennel's exec streams must all be waited for.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeLocalShim() }))
+}

@@ -377,3 +377,55 @@ func TestRunLocalCanceled(t *testing.T) {
 		t.Fatal("a change from before the run was reported")
 	}
 }
+
+// TestRunLocalMeasuresEveryTree: the snapshots around a run (one batch
+// each) see a change on an unborn branch, in a tracked file that a
+// .gitignore pattern matches, and despite a leftover snapshot index.
+func TestRunLocalMeasuresEveryTree(t *testing.T) {
+	runner, reg := localSetup(t)
+	a, _ := reg.Get(harness.Claude)
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		goal  string
+		want  []harness.FileChange
+	}{
+		{"unborn", func(t *testing.T, dir string) {
+			gitRun(t, dir, "init", "-q", "-b", "main")
+			write(t, dir, "scratch.txt", "untracked\n")
+		}, "Write it down [file:notes/done.md]", []harness.FileChange{{Path: "notes/done.md", Change: harness.ChangeAdded, Added: 1}}},
+		{"ignored but tracked", func(t *testing.T, dir string) {
+			fillRepo(t, dir)
+			write(t, dir, "build/out.txt", "v1\n")
+			gitRun(t, dir, "add", "-f", "build/out.txt")
+			gitRun(t, dir, "commit", "-q", "-m", "tracked build output")
+			write(t, dir, ".gitignore", "build/\n")
+		}, "Change it [file:build/out.txt]", []harness.FileChange{{Path: "build/out.txt", Change: harness.ChangeModified, Added: 1}}},
+		{"leftover index, unborn", func(t *testing.T, dir string) {
+			gitRun(t, dir, "init", "-q", "-b", "main")
+			// A snapshot index that lists an ignored file: with no HEAD to
+			// read, the snapshot must not start from it.
+			write(t, dir, ".gitignore", "*.env\n")
+			write(t, dir, "local.env", "TOKEN=x\n")
+			gitRun(t, dir, "add", "-f", "local.env")
+			if err := os.Rename(filepath.Join(dir, ".git", "index"), filepath.Join(dir, ".git", "fetch-snapshot-t1.index")); err != nil {
+				t.Fatal(err)
+			}
+		}, "Write it down [file:notes/done.md]", []harness.FileChange{{Path: "notes/done.md", Change: harness.ChangeAdded, Added: 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.setup(t, dir)
+			o, err := harness.Run(t.Context(), runner, a, harness.Task{ID: "t1", Goal: tc.goal, Workspace: dir}, nil, nil)
+			if err != nil || !o.Success {
+				t.Fatalf("outcome %+v, err %v", o, err)
+			}
+			if diff := cmp.Diff(tc.want, o.Files); diff != "" {
+				t.Errorf("files (-want +got):\n%s", diff)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".git", "fetch-snapshot-*")); len(left) > 0 {
+				t.Errorf("snapshot index left behind: %v", left)
+			}
+		})
+	}
+}
