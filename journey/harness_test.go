@@ -97,15 +97,24 @@ var (
 	image   string
 )
 
-// fetchBinary builds ./cmd/fetch once per test process and returns its
-// path. It is a plain build: a -race build of fetch (with cgo SQLite) costs
-// more than the journeys gain from it; the in-process tests of cmd/fetch
-// run under the race detector.
+// releaseFlags are the build flags of the fetch binary the image ships
+// (scripts/build-images.sh; it adds the static link, which changes no
+// package). The journeys build fetch with them, .ci/run vets with them and
+// the newcomer's go install gets them in GOFLAGS, so that one compile of
+// Fetch's packages serves all four instead of two (the plain build and the
+// image's) at a few minutes of CPU each. TestJourneysBuildFetchAsTheImage
+// keeps them in step with the script.
+var releaseFlags = []string{"-trimpath", "-tags=osusergo,netgo,sqlite_omit_load_extension"}
+
+// fetchBinary builds ./cmd/fetch once per test process, as the image has it
+// (releaseFlags), and returns its path. It is not a -race build: one of
+// fetch (with cgo SQLite) costs more than the journeys gain from it; the
+// in-process tests of cmd/fetch run under the race detector.
 func fetchBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(binDir, "fetch")
 	buildOnce.Do(func() {
-		cmd := exec.Command(goTool(), "build", "-o", bin, "./cmd/fetch")
+		cmd := exec.Command(goTool(), append(append([]string{"build"}, releaseFlags...), "-o", bin, "./cmd/fetch")...)
 		cmd.Dir = repoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/fetch: %w\n%s", err, out)
@@ -722,3 +731,22 @@ func within(d time.Duration) time.Duration {
 }
 
 var _ io.Writer = (*tailBuffer)(nil)
+
+// TestJourneysBuildFetchAsTheImage: the flags the journeys build fetch with
+// are the image's (scripts/build-images.sh) and .ci/run's vet: were one to
+// change alone, CI would compile Fetch's packages once more for nothing.
+func TestJourneysBuildFetchAsTheImage(t *testing.T) {
+	tags := strings.TrimPrefix(releaseFlags[1], "-tags=")
+	for file, want := range map[string]string{
+		"scripts/build-images.sh": "go build -trimpath -tags '" + strings.ReplaceAll(tags, ",", " ") + "'",
+		".ci/run":                 "go vet -trimpath -tags " + tags + " ./...",
+	} {
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s does not build with %q (journey's releaseFlags: %q)", file, want, releaseFlags)
+		}
+	}
+}

@@ -117,7 +117,11 @@ func newcomer(t *testing.T, steps []string, uid int) {
 		"HOME":        home,
 		"PATH":        filepath.Join(home, "go", "bin") + ":" + filepath.Dir(goTool()) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"GOTOOLCHAIN": "local",
-		"GOFLAGS":     "",
+		// The release build's flags, which the rest of the suite compiled
+		// Fetch with: the README's go install then finds its packages
+		// compiled (-trimpath makes the copied checkout's the same as the
+		// suite's), and builds the same program.
+		"GOFLAGS": strings.Join(releaseFlags, " "),
 		// The page's default port is shared with the other journeys.
 		"FETCH_PAGE_ADDR": "off",
 	}
