@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -967,11 +966,11 @@ func remoteEngineImage(local *client.Client, logf func(string, ...any)) error {
 // package was built from (as repoRoot finds it, without a test: the
 // fetch-test-engine program uses it too).
 func engineScript() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("cannot locate the repository")
+	root, err := checkoutRoot()
+	if err != nil {
+		return "", err
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "remote-engine.sh"), nil
+	return filepath.Join(root, "scripts", "remote-engine.sh"), nil
 }
 
 // engineKeys writes the client's side of the keys into dir (ca.pem, cert.pem,

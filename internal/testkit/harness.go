@@ -96,11 +96,7 @@ func FakeCLIBin(t testing.TB) string {
 // fakeCLISource is the directory of the fakecli package.
 func fakeCLISource(t testing.TB) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("testkit: cannot locate the fakecli sources")
-	}
-	return filepath.Join(filepath.Dir(file), "fakecli")
+	return filepath.Join(repoRoot(t), "internal", "testkit", "fakecli")
 }
 
 // hashDir hashes the names and contents of the .go files in dir, and the Go

@@ -323,11 +323,49 @@ func kennelSources(t testing.TB, root string) []string {
 // repoRoot is the root of this checkout, found from this file's location.
 func repoRoot(t testing.TB) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("testkit: cannot locate the repository")
+	root, err := checkoutRoot()
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
 	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return root
+}
+
+// module is this repository's Go module path.
+const module = "github.com/fetch-dev/fetch"
+
+// checkoutRoot is the root of the checkout this package was built from:
+// found from this file's path, or, in a program built with -trimpath
+// (whose paths are the module's, as CI runs fetch-test-engine), from the
+// working directory up to the go.mod of this module.
+func checkoutRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if ok && filepath.IsAbs(file) {
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("cannot locate the repository: %w", err)
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(b) == module {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("cannot locate the repository: no go.mod of %s above the working directory", module)
+		}
+		dir = up
+	}
+}
+
+// modulePath is the module path a go.mod declares.
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 func ptr[T any](v T) *T { return &v }
