@@ -69,13 +69,17 @@ func (g gitRepo) snapshotSince(ctx context.Context, since string) (tree string, 
 	if err != nil {
 		return "", diff, err
 	}
+	// The steps above, by index.
+	const (
+		gitDir, head, readTree, writeTree, nameStatus, numStat = 0, 2, 3, 5, 7, 8
+	)
 	for i, r := range res {
 		if r.Truncated {
-			return "", diff, fmt.Errorf("git %s: output over the limit", steps[i].Args[0])
+			return "", diff, fmt.Errorf("git %s: output over the limit", strings.Join(steps[i].Args, " "))
 		}
 		switch {
-		case i == 3 && res[2].Exit != 0: // no HEAD: read-tree was to fail
-		case steps[i].AllowFail && i != 3:
+		case i == readTree && res[head].Exit != 0: // no HEAD: nothing to read
+		case i != readTree && steps[i].AllowFail:
 		default:
 			if err := r.Err(); err != nil {
 				return "", diff, err
@@ -85,15 +89,15 @@ func (g gitRepo) snapshotSince(ctx context.Context, since string) (tree string, 
 	if len(res) != len(steps) {
 		return "", diff, fmt.Errorf("git snapshot: %d of %d steps ran", len(res), len(steps))
 	}
-	if gitdir := res[0].Lines(); len(gitdir) == 0 || gitdir[0] == "" {
+	if dir := res[gitDir].Lines(); len(dir) == 0 || dir[0] == "" {
 		return "", diff, errors.New("git rev-parse printed no git dir")
 	}
-	out := res[5].Lines()
+	out := res[writeTree].Lines()
 	if len(out) == 0 || !gitrun.IsObjectID(out[0]) {
 		return "", diff, fmt.Errorf("git write-tree printed %q", out)
 	}
 	if since != "" {
-		diff = [2][]string{res[7].Lines(), res[8].Lines()}
+		diff = [2][]string{res[nameStatus].Lines(), res[numStat].Lines()}
 	}
 	return out[0], diff, nil
 }
