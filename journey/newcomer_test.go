@@ -124,6 +124,11 @@ func newcomer(t *testing.T, steps []string, uid int) {
 		"GOFLAGS": strings.Join(releaseFlags, " "),
 		// The page's default port is shared with the other journeys.
 		"FETCH_PAGE_ADDR": "off",
+		// The test's own kennel image from the first step: the first
+		// doctor's verdict on the missing image must not depend on a
+		// fetch-kennel:latest that the machine holds (it does wherever
+		// someone followed the README).
+		"FETCH_KENNEL_IMAGE": image,
 	}
 	// The machine's, not the newcomer's: the engine, the temporary
 	// directory, and the C flags the rest of the suite compiled with (CI
@@ -177,7 +182,6 @@ func newcomer(t *testing.T, steps []string, uid int) {
 				}
 			}
 			argv = append(argv, "--kennel-image", image)
-			env["FETCH_KENNEL_IMAGE"] = image
 		}
 		out, code := runStep(t, checkout, env, cred, argv)
 		t.Logf("$ %s\n%s(exit %d)", strings.Join(argv, " "), out, code)
