@@ -320,7 +320,8 @@ func kennelSources(t testing.TB, root string) []string {
 	return srcs
 }
 
-// repoRoot is the root of this checkout, found from this file's location.
+// repoRoot is the root of this checkout (checkoutRoot); the test fails
+// when it cannot be found.
 func repoRoot(t testing.TB) string {
 	t.Helper()
 	root, err := checkoutRoot()
