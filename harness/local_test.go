@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fetch-dev/fetch/internal/testkit"
 	"github.com/fetch-dev/fetch/kennel"
 	"github.com/fetch-dev/fetch/kennel/shim"
 )
@@ -38,20 +38,14 @@ var (
 	localShimErr  error
 )
 
-// localShim is a fetch-shim built from this checkout for the host, which
-// the local runner runs where a kennel runs its own (the shim's batch,
-// for the snapshots of a run's work tree).
+// localShim is the kennel's fetch-shim (testkit.BuildShim), built once per
+// test process, which the local runner runs where a kennel runs its own
+// (the shim's batch, for the snapshots of a run's work tree).
 func localShim() (string, error) {
 	localShimOnce.Do(func() {
 		localShimDir, localShimErr = os.MkdirTemp("", "fetch-harness-shim-")
-		if localShimErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(localShimDir, "fetch-shim"), "./cmd/fetch-shim")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			localShimErr = fmt.Errorf("go build ./cmd/fetch-shim: %w\n%s", err, out)
+		if localShimErr == nil {
+			localShimErr = testkit.BuildShim(filepath.Join(localShimDir, "fetch-shim"))
 		}
 	})
 	return filepath.Join(localShimDir, "fetch-shim"), localShimErr

@@ -100,10 +100,10 @@ var (
 // releaseFlags are the build flags of the fetch binary the image ships
 // (scripts/build-images.sh; it adds the static link, which changes no
 // package). The journeys build fetch with them, .ci/run vets with them and
-// the newcomer's go install gets them in GOFLAGS, so that one compile of
-// Fetch's packages serves all four instead of two (the plain build and the
-// image's) at a few minutes of CPU each. TestJourneysBuildFetchAsTheImage
-// keeps them in step with the script.
+// the newcomer's go install gets them in GOFLAGS, so that Fetch's packages
+// are compiled once for all of them, not once as a plain build and again
+// for the image (a few minutes of CPU each). TestJourneysBuildFetchAsTheImage
+// keeps them in step with the script and .ci/run.
 var releaseFlags = []string{"-trimpath", "-tags=osusergo,netgo,sqlite_omit_load_extension"}
 
 // fetchBinary builds ./cmd/fetch once per test process, as the image has it

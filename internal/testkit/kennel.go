@@ -100,11 +100,8 @@ func KennelImage(t testing.TB) string {
 func kennelContext(t testing.TB, root string) []ImageFile {
 	t.Helper()
 	shimBin := filepath.Join(t.TempDir(), "fetch-shim")
-	cmd := exec.Command(goTool(), "build", "-trimpath", "-o", shimBin, "./cmd/fetch-shim")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("testkit: build fetch-shim: %v\n%s", err, out)
+	if err := BuildShim(shimBin); err != nil {
+		t.Fatalf("testkit: %v", err)
 	}
 	dockerfile, err := os.ReadFile(filepath.Join(root, "Dockerfile.kennel"))
 	if err != nil {
@@ -120,6 +117,22 @@ func kennelContext(t testing.TB, root string) []ImageFile {
 		// No CLI given as a file (scripts/build-images.sh --cli NAME=FILE).
 		{Path: "build/clis/.keep", Mode: 0o644},
 	}
+}
+
+// BuildShim builds this checkout's fetch-shim, static (CGO_ENABLED=0) for
+// Linux, as the kennel image has it, at path.
+func BuildShim(path string) error {
+	root, err := checkoutRoot()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(goTool(), "build", "-trimpath", "-o", path, "./cmd/fetch-shim")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build fetch-shim: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // kennelBuildOptions builds Dockerfile.kennel on KennelBase with the given CLIs.
